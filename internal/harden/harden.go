@@ -1,0 +1,34 @@
+package harden
+
+// Cap is a Linux capability number (see capabilities(7)).
+type Cap uint
+
+// Capabilities the guest agent keeps for itself after setup. Workloads get
+// none of them: the bounding set is emptied, so execve grants nothing.
+const (
+	CapChown          Cap = 0
+	CapDacOverride    Cap = 1
+	CapDacReadSearch  Cap = 2
+	CapFowner         Cap = 3
+	CapFsetid         Cap = 4
+	CapKill           Cap = 5
+	CapSetgid         Cap = 6
+	CapSetuid         Cap = 7
+	CapNetBindService Cap = 10
+	CapSysAdmin       Cap = 21
+	CapLast           Cap = 40 // CAP_CHECKPOINT_RESTORE, the last one on 6.x kernels
+)
+
+// FSRules describes the Landlock ruleset applied to a sandbox.
+//
+// Everything is readable and executable. Directories may be created and
+// entries removed anywhere (the sandbox owns its whole root), but writing or
+// truncating an existing file is granted only beneath WritableTrees and on
+// the exact WritableFiles (device nodes such as /dev/null). Paths that do not
+// exist are skipped. The effect is that /proc and /sys — sysrq-trigger,
+// core_pattern, /proc/self/mem and friends — cannot be opened for writing
+// even by the sandbox's root.
+type FSRules struct {
+	WritableTrees []string
+	WritableFiles []string
+}
