@@ -14,6 +14,7 @@ const (
 	CapKill           Cap = 5
 	CapSetgid         Cap = 6
 	CapSetuid         Cap = 7
+	CapSetpcap        Cap = 8
 	CapNetBindService Cap = 10
 	CapSysAdmin       Cap = 21
 	CapLast           Cap = 40 // CAP_CHECKPOINT_RESTORE, the last one on 6.x kernels
@@ -28,7 +29,18 @@ const (
 // exist are skipped. The effect is that /proc and /sys — sysrq-trigger,
 // core_pattern, /proc/self/mem and friends — cannot be opened for writing
 // even by the sandbox's root.
+//
+// Paths must be absolute; a WritableFiles entry must not be a directory.
+// Anything opened for writing after RestrictFS needs a rule, including
+// /dev/null, which os/exec opens read-write for every unset stdio stream.
+//
+// FullTrees get every right beneath them. They exist for directories that
+// lie outside the sandbox's root and that only the guest agent can name, by
+// a descriptor it opened before pivot_root (its delegated cgroups, as
+// "/proc/self/fd/N"): Landlock checks operations relative to such a
+// descriptor too.
 type FSRules struct {
 	WritableTrees []string
 	WritableFiles []string
+	FullTrees     []string
 }

@@ -2,25 +2,43 @@
 
 package harden
 
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
 // SetNoNewPrivs sets PR_SET_NO_NEW_PRIVS on every thread.
-func SetNoNewPrivs() error { panic("helper: implement") }
+//
+// With no_new_privs an execve can never raise privileges: setuid/setgid bits
+// and file capabilities are ignored (the classic setuid-binary escalation,
+// e.g. CVE-2021-4034 pkexec). It is also what lets an unprivileged domain
+// install seccomp and Landlock.
+func SetNoNewPrivs() error {
+	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	return nil
+}
 
-// LimitCaps leaves exactly keep in the permitted and effective sets of every
-// thread, clears the inheritable and ambient sets, drops every capability
-// from the bounding set and sets SECBIT_NOROOT, SECBIT_NO_CAP_AMBIENT_RAISE
-// and their _LOCKED bits, so that a later execve — even as uid 0, even of a
-// setuid or file-capability binary — yields CapEff 0. Order matters: the
-// bounding set and securebits need CAP_SETPCAP, so they go first.
-func LimitCaps(keep []Cap) error { panic("helper: implement") }
+// allThreadsPrctl runs prctl on every thread of the process. The Go runtime
+// may run the next fork on any thread, so a per-thread attribute set on one
+// thread only would leak unrestricted children.
+func allThreadsPrctl(option int, a2, a3, a4, a5 uintptr) error {
+	_, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, uintptr(option), a2, a3, a4, a5, 0)
+	return allThreadsErr(e)
+}
 
-// RestrictFS applies r with Landlock (best available ABI, at least 1) to every
-// thread. It also scopes abstract unix sockets where the ABI allows (6+).
-func RestrictFS(r FSRules) error { panic("helper: implement") }
-
-// LoadSeccomp installs the deny-list filter on every thread (TSYNC).
-// no_new_privs must already be set. See seccomp_linux.go for the list.
-// clone3 is allowed (its flags live in memory a filter cannot read; Go needs
-// it for CLONE_INTO_CGROUP); nested user namespaces are refused instead by
-// the guest setting user.max_user_namespaces=0 inside the sandbox's own user
-// namespace, which covers clone3 too.
-func LoadSeccomp() error { panic("helper: implement") }
+// allThreadsErr converts the errno of syscall.AllThreadsSyscall, explaining
+// the one failure that is a build problem rather than a kernel refusal.
+func allThreadsErr(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	if errors.Is(e, syscall.ENOTSUP) {
+		return fmt.Errorf("per-thread syscall on all threads needs a binary built with CGO_ENABLED=0: %w", e)
+	}
+	return e
+}

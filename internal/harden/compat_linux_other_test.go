@@ -1,0 +1,5 @@
+//go:build linux && !amd64
+
+package harden
+
+func archScenarios() map[string]scenario { return nil }
