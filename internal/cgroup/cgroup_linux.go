@@ -2,92 +2,670 @@
 
 package cgroup
 
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/errs"
+)
+
 // Host is the cgroup layout of this machine, as detected.
-type Host struct{}
+type Host struct {
+	l      layout
+	prefix string
+
+	mu    sync.Mutex
+	ready bool // prefix groups exist (and, on v2, delegate controllers)
+}
 
 // Detect inspects /proc/self/mountinfo (root is normally "/sys/fs/cgroup")
 // and returns the layout: v2 if the unified hierarchy has the memory, pids and
 // cpu controllers available, else v1 if those hierarchies are mounted. It
-// errors (wrapping ErrUnavailable) when neither is usable.
-func Detect(root, prefix string) (*Host, error) { panic("helper: implement") }
+// errors (wrapping ErrUnavailable) when neither is usable. Empty root and
+// prefix mean DefaultRoot and DefaultPrefix; prefix may have several
+// components ("a/b"), each a valid group name.
+func Detect(root, prefix string) (*Host, error) {
+	if root == "" {
+		root = DefaultRoot
+	}
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if !validPrefix(prefix) {
+		return nil, errs.Invalid("invalid cgroup prefix %q", prefix)
+	}
+	mi, err := readFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: detect: %w: %w", errs.ErrUnavailable, err)
+	}
+	mounts, err := parseMountinfo(mi)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: detect: %w: %w", errs.ErrUnavailable, err)
+	}
+	l, err := chooseLayout(mounts, root, func(mp string) ([]string, error) {
+		b, err := readFile(filepath.Join(mp, "cgroup.controllers"))
+		if err != nil {
+			return nil, err
+		}
+		return strings.Fields(string(b)), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: detect: %w: %w", errs.ErrUnavailable, err)
+	}
+	return &Host{l: l, prefix: prefix}, nil
+}
+
+func validPrefix(p string) bool {
+	for c := range strings.SplitSeq(p, "/") {
+		if !validName(c) {
+			return false
+		}
+	}
+	return true
+}
 
 // Version reports 1 or 2.
-func (h *Host) Version() Version { panic("helper") }
+func (h *Host) Version() Version { return h.l.version }
 
-// Create makes the group for sandbox id with limits l, delegated to
-// uid/gid (see the package doc). It fails if the group already exists.
-func (h *Host) Create(id string, l Limits, uid, gid int) (*Group, error) { panic("helper") }
+// hierarchies returns the mount points the host uses, each once (cpu and
+// cpuacct may be one hierarchy), in the order groups are joined.
+func (h *Host) hierarchies() []string {
+	if h.l.version == V2 {
+		return []string{h.l.unified}
+	}
+	var out []string
+	for _, mp := range []string{h.l.memory, h.l.cpu, h.l.cpuacct, h.l.freezer, h.l.pids} {
+		if mp != "" && !slices.Contains(out, mp) {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
 
-// Open returns the existing group of sandbox id (after a server restart).
-func (h *Host) Open(id string) (*Group, error) { panic("helper") }
+// prepare creates the prefix groups once. On v2 it also enables the memory,
+// pids and cpu controllers in every group from the mount root down to the
+// prefix, so that sandbox groups (children of the prefix) get them; the
+// sandbox groups' own subtree_control stays empty, so the guest's
+// sub-groups have no controllers and processes may live at every level.
+func (h *Host) prepare() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ready {
+		return nil
+	}
+	for _, mp := range h.hierarchies() {
+		dir := mp
+		if h.l.version == V2 {
+			if err := enableControllers(dir); err != nil {
+				return err
+			}
+		}
+		for c := range strings.SplitSeq(h.prefix, "/") {
+			dir = filepath.Join(dir, c)
+			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("cgroup: create prefix: %w", err)
+			}
+			if h.l.version == V2 {
+				if err := enableControllers(dir); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	h.ready = true
+	return nil
+}
 
-// List returns the ids of every sandbox group under the prefix, so that the
-// caller can destroy those it has no record of.
-func (h *Host) List() ([]string, error) { panic("helper") }
+// enableControllers adds the missing v2Required controllers to dir's
+// cgroup.subtree_control.
+func enableControllers(dir string) error {
+	p := filepath.Join(dir, "cgroup.subtree_control")
+	b, err := readFile(p)
+	if err != nil {
+		return fmt.Errorf("cgroup: enable controllers: %w", err)
+	}
+	have := strings.Fields(string(b))
+	var add []string
+	for _, c := range v2Required {
+		if !slices.Contains(have, c) {
+			add = append(add, "+"+c)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := writeFile(p, strings.Join(add, " ")); err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			// The "no internal processes" rule: a v2 group that holds
+			// processes cannot hand controllers to its children.
+			return fmt.Errorf("cgroup: enable %s in %s: the group holds processes: %w", strings.Join(add, " "), dir, err)
+		}
+		return fmt.Errorf("cgroup: enable %s in %s: %w", strings.Join(add, " "), dir, err)
+	}
+	return nil
+}
 
 // Group is one sandbox's control group(s).
-type Group struct{}
+type Group struct {
+	h  *Host
+	id string
+	// v1: the group's directory in each hierarchy ("" when not mounted;
+	// cpu == cpuacct when co-mounted). v2: unified only.
+	memory, pids, cpu, cpuacct, freezer string
+	unified                             string
+}
+
+func (h *Host) group(id string) *Group {
+	g := &Group{h: h, id: id}
+	at := func(mp string) string {
+		if mp == "" {
+			return ""
+		}
+		return filepath.Join(mp, h.prefix, id)
+	}
+	if h.l.version == V2 {
+		g.unified = at(h.l.unified)
+		return g
+	}
+	g.memory, g.pids, g.cpu, g.cpuacct, g.freezer = at(h.l.memory), at(h.l.pids), at(h.l.cpu), at(h.l.cpuacct), at(h.l.freezer)
+	return g
+}
+
+// dirs returns the group's directories, each once, in join order (pids
+// last, so a process is only counted against the sandbox's pids once it
+// is in every other hierarchy).
+func (g *Group) dirs() []string {
+	if g.unified != "" {
+		return []string{g.unified}
+	}
+	var out []string
+	for _, d := range []string{g.memory, g.cpu, g.cpuacct, g.freezer, g.pids} {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Create makes the group for sandbox id with limits l, delegated to
+// uid/gid (see the package doc). It fails if the group already exists
+// (wrapping errs.ErrConflict); on any failure nothing is left behind.
+func (h *Host) Create(id string, l Limits, uid, gid int) (*Group, error) {
+	if !validName(id) {
+		return nil, errs.Invalid("invalid sandbox id %q for a cgroup", id)
+	}
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	if uid < 0 || gid < 0 {
+		return nil, errs.Invalid("invalid delegate uid/gid %d/%d", uid, gid)
+	}
+	g, err := h.mkGroup(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.SetLimits(l); err != nil {
+		return nil, errors.Join(err, g.rollback())
+	}
+	if err := g.delegate(uid, gid); err != nil {
+		return nil, errors.Join(err, g.rollback())
+	}
+	return g, nil
+}
+
+// mkGroup creates the group's directories; on failure it removes those it
+// made.
+func (h *Host) mkGroup(id string) (*Group, error) {
+	if err := h.prepare(); err != nil {
+		return nil, err
+	}
+	g := h.group(id)
+	var made []string
+	for _, d := range g.dirs() {
+		if err := unix.Mkdir(d, 0o755); err != nil {
+			for _, m := range made {
+				_ = unix.Rmdir(m)
+			}
+			if errors.Is(err, unix.EEXIST) {
+				return nil, errs.Wrap(errs.CodeConflict, fmt.Errorf("mkdir %s: %w", d, err), "cgroup of sandbox %s already exists", id)
+			}
+			return nil, fmt.Errorf("cgroup: create %s: %w", d, err)
+		}
+		made = append(made, d)
+	}
+	return g, nil
+}
+
+// rollback removes a group that Create just made (it holds no processes).
+func (g *Group) rollback() error {
+	var errList []error
+	for _, d := range g.dirs() {
+		if err := unix.Rmdir(d); err != nil && !errors.Is(err, unix.ENOENT) {
+			errList = append(errList, fmt.Errorf("cgroup: rollback %s: %w", d, err))
+		}
+	}
+	return errors.Join(errList...)
+}
+
+// delegate chowns exactly what the guest must write. Everything else stays
+// owned by host root: the limit files, so the sandbox cannot raise its own
+// limits, and on v1 the hierarchy's release_agent, whose write is the
+// CVE-2022-0492 escape (the guest's fds reach it through "..").
+func (g *Group) delegate(uid, gid int) error {
+	var dir string
+	var files []string
+	if g.unified != "" {
+		// cgroup-v2.rst "Delegation Containment": the directory plus these
+		// three files, and nothing else.
+		dir, files = g.unified, []string{"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"}
+	} else {
+		// v1: only the pids group, where exec sub-groups are made.
+		dir, files = g.pids, []string{"tasks", "cgroup.procs"}
+	}
+	for _, p := range append([]string{""}, files...) {
+		if err := os.Lchown(filepath.Join(dir, p), uid, gid); err != nil {
+			return fmt.Errorf("cgroup: delegate: %w", err)
+		}
+	}
+	return nil
+}
+
+// Open returns the existing group of sandbox id (after a server restart).
+// It wraps errs.ErrNotFound when the group exists in no hierarchy.
+func (h *Host) Open(id string) (*Group, error) {
+	if !validName(id) {
+		return nil, errs.Invalid("invalid sandbox id %q for a cgroup", id)
+	}
+	g := h.group(id)
+	for _, d := range g.dirs() {
+		if _, err := os.Stat(d); err == nil {
+			return g, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("cgroup: open %s: %w", d, err)
+		}
+	}
+	return nil, errs.NotFound("cgroup of sandbox %s not found", id)
+}
+
+// List returns the ids of every sandbox group under the prefix, so that the
+// caller can destroy those it has no record of. A group that exists in only
+// some hierarchies (a crash half-way through Create or Destroy) is listed.
+func (h *Host) List() ([]string, error) {
+	var ids []string
+	for _, mp := range h.hierarchies() {
+		ents, err := os.ReadDir(filepath.Join(mp, h.prefix))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cgroup: list: %w", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() && validName(e.Name()) && !slices.Contains(ids, e.Name()) {
+				ids = append(ids, e.Name())
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
 
 // AddProc moves the whole process pid (all its threads) into the group.
-func (g *Group) AddProc(pid int) error { panic("helper") }
+func (g *Group) AddProc(pid int) error {
+	if pid <= 0 {
+		return errs.Invalid("invalid pid %d", pid)
+	}
+	for _, d := range g.dirs() {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("cgroup: add %d to %s: %w", pid, d, err)
+		}
+	}
+	return nil
+}
 
 // SetLimits changes the limits of a live group.
-func (g *Group) SetLimits(l Limits) error { panic("helper") }
+func (g *Group) SetLimits(l Limits) error {
+	if err := l.validate(); err != nil {
+		return err
+	}
+	if g.unified != "" {
+		return g.setLimitsV2(l)
+	}
+	return g.setLimitsV1(l)
+}
+
+func (g *Group) setLimitsV1(l Limits) error {
+	if err := setMemoryV1(g.memory, l.MemoryBytes); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(g.pids, "pids.max"), v2Max(l.Pids)); err != nil {
+		return fmt.Errorf("cgroup: set pids.max: %w", err)
+	}
+	if err := writeFile(filepath.Join(g.cpu, "cpu.cfs_period_us"), strconv.Itoa(cfsPeriod)); err != nil {
+		return fmt.Errorf("cgroup: set cpu.cfs_period_us: %w", err)
+	}
+	if err := writeFile(filepath.Join(g.cpu, "cpu.cfs_quota_us"), strconv.FormatInt(cpuQuota(l.CPU), 10)); err != nil {
+		return fmt.Errorf("cgroup: set cpu.cfs_quota_us: %w", err)
+	}
+	return nil
+}
+
+// setMemoryV1 sets memory.limit_in_bytes and, when swap accounting is on,
+// memory.memsw.limit_in_bytes (memory+swap) to the same value, so that the
+// sandbox cannot use swap to exceed its memory limit. The kernel insists
+// memsw >= limit at every moment, so the order depends on the direction:
+// try memsw first (right when growing); EINVAL means we are shrinking, so
+// set the limit first.
+func setMemoryV1(dir string, bytes int64) error {
+	v := v1Mem(bytes)
+	lim := filepath.Join(dir, "memory.limit_in_bytes")
+	sw := filepath.Join(dir, "memory.memsw.limit_in_bytes")
+	if _, err := os.Stat(sw); err != nil {
+		if err := writeFile(lim, v); err != nil {
+			return fmt.Errorf("cgroup: set memory.limit_in_bytes: %w", err)
+		}
+		return nil
+	}
+	err := writeFile(sw, v)
+	if err == nil {
+		if err := writeFile(lim, v); err != nil {
+			return fmt.Errorf("cgroup: set memory.limit_in_bytes: %w", err)
+		}
+		return nil
+	}
+	if !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("cgroup: set memory.memsw.limit_in_bytes: %w", err)
+	}
+	if err := writeFile(lim, v); err != nil {
+		return fmt.Errorf("cgroup: set memory.limit_in_bytes: %w", err)
+	}
+	if err := writeFile(sw, v); err != nil {
+		return fmt.Errorf("cgroup: set memory.memsw.limit_in_bytes: %w", err)
+	}
+	return nil
+}
+
+func (g *Group) setLimitsV2(l Limits) error {
+	d := g.unified
+	if err := writeFile(filepath.Join(d, "memory.max"), v2Max(l.MemoryBytes)); err != nil {
+		return fmt.Errorf("cgroup: set memory.max: %w", err)
+	}
+	// No swap at all: the memory limit is the whole budget. The file is
+	// absent when swap accounting is off, and then there is nothing to
+	// forbid.
+	if err := writeFile(filepath.Join(d, "memory.swap.max"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cgroup: set memory.swap.max: %w", err)
+	}
+	if err := writeFile(filepath.Join(d, "pids.max"), v2Max(l.Pids)); err != nil {
+		return fmt.Errorf("cgroup: set pids.max: %w", err)
+	}
+	if err := writeFile(filepath.Join(d, "cpu.max"), v2CPUMax(l.CPU)); err != nil {
+		return fmt.Errorf("cgroup: set cpu.max: %w", err)
+	}
+	return nil
+}
+
+// limits reads the limits back from the kernel (for tests and diagnosis).
+func (g *Group) limits() (Limits, error) {
+	var l Limits
+	var err error
+	unl := func(v int64) int64 { return max(v, 0) }
+	if g.unified != "" {
+		d := g.unified
+		if l.MemoryBytes, err = readValue(filepath.Join(d, "memory.max")); err != nil {
+			return l, err
+		}
+		if l.Pids, err = readValue(filepath.Join(d, "pids.max")); err != nil {
+			return l, err
+		}
+		b, err := readFile(filepath.Join(d, "cpu.max"))
+		if err != nil {
+			return l, err
+		}
+		q, p, err := parseCPUMax(b)
+		if err != nil {
+			return l, err
+		}
+		if q > 0 {
+			l.CPU = float64(q) / float64(p)
+		}
+		l.MemoryBytes, l.Pids = unl(l.MemoryBytes), unl(l.Pids)
+		return l, nil
+	}
+	if l.MemoryBytes, err = readValue(filepath.Join(g.memory, "memory.limit_in_bytes")); err != nil {
+		return l, err
+	}
+	// v1 reports "unlimited" as the page-rounded maximum.
+	if l.MemoryBytes >= 1<<62 {
+		l.MemoryBytes = 0
+	}
+	if l.Pids, err = readValue(filepath.Join(g.pids, "pids.max")); err != nil {
+		return l, err
+	}
+	q, err := readValue(filepath.Join(g.cpu, "cpu.cfs_quota_us"))
+	if err != nil {
+		return l, err
+	}
+	p, err := readValue(filepath.Join(g.cpu, "cpu.cfs_period_us"))
+	if err != nil {
+		return l, err
+	}
+	if q > 0 && p > 0 {
+		l.CPU = float64(q) / float64(p)
+	}
+	l.MemoryBytes, l.Pids = unl(l.MemoryBytes), unl(l.Pids)
+	return l, nil
+}
 
 // Stats reads the group's counters.
-func (g *Group) Stats() (Stats, error) { panic("helper") }
+func (g *Group) Stats() (Stats, error) {
+	var s Stats
+	var err error
+	wrap := func(err error) error { return fmt.Errorf("cgroup: stats of %s: %w", g.id, err) }
+	if g.unified != "" {
+		d := g.unified
+		if s.MemoryBytes, err = readValue(filepath.Join(d, "memory.current")); err != nil {
+			return s, wrap(err)
+		}
+		// memory.peak exists since Linux 5.19.
+		if s.MemoryPeakBytes, err = readValue(filepath.Join(d, "memory.peak")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return s, wrap(err)
+		}
+		if s.OOMKills, err = readKey(filepath.Join(d, "memory.events"), "oom_kill"); err != nil {
+			return s, wrap(err)
+		}
+		if s.Pids, err = readValue(filepath.Join(d, "pids.current")); err != nil {
+			return s, wrap(err)
+		}
+		b, err := readFile(filepath.Join(d, "cpu.stat"))
+		if err != nil {
+			return s, wrap(err)
+		}
+		u, th, err := cpuStatV2(b)
+		if err != nil {
+			return s, wrap(err)
+		}
+		s.CPUUsage, s.CPUThrottled = u, th
+		return s, nil
+	}
+	if s.MemoryBytes, err = readValue(filepath.Join(g.memory, "memory.usage_in_bytes")); err != nil {
+		return s, wrap(err)
+	}
+	if s.MemoryPeakBytes, err = readValue(filepath.Join(g.memory, "memory.max_usage_in_bytes")); err != nil {
+		return s, wrap(err)
+	}
+	if s.OOMKills, err = readKey(filepath.Join(g.memory, "memory.oom_control"), "oom_kill"); err != nil {
+		return s, wrap(err)
+	}
+	if s.Pids, err = readValue(filepath.Join(g.pids, "pids.current")); err != nil {
+		return s, wrap(err)
+	}
+	b, err := readFile(filepath.Join(g.cpu, "cpu.stat"))
+	if err != nil {
+		return s, wrap(err)
+	}
+	if s.CPUThrottled, err = cpuStatV1(b); err != nil {
+		return s, wrap(err)
+	}
+	if g.cpuacct != "" {
+		ns, err := readValue(filepath.Join(g.cpuacct, "cpuacct.usage"))
+		if err != nil {
+			return s, wrap(err)
+		}
+		s.CPUUsage = time.Duration(ns)
+	}
+	return s, nil
+}
 
-// Procs lists the pids in the group and all its sub-groups.
-func (g *Group) Procs() ([]int, error) { panic("helper") }
+// Procs lists the pids in the group and all its sub-groups, in every
+// hierarchy, sorted and without duplicates.
+func (g *Group) Procs() ([]int, error) {
+	p, err := g.procs()
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: procs of %s: %w", g.id, err)
+	}
+	return p, nil
+}
+
+func (g *Group) procs() ([]int, error) {
+	var all []int
+	for _, d := range g.dirs() {
+		p, err := treeProcs(d)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, p...)
+	}
+	slices.Sort(all)
+	return slices.Compact(all), nil
+}
 
 // Destroy kills every process in the group and its sub-groups (v2:
 // cgroup.kill; v1: freeze when the freezer is available, SIGKILL every task,
 // thaw, repeat until empty), then removes the sub-groups and the group. It is
 // idempotent: a group that is already gone is not an error.
-func (g *Group) Destroy() error { panic("helper") }
+func (g *Group) Destroy() error {
+	if err := g.killAll(); err != nil {
+		return fmt.Errorf("cgroup: destroy %s: %w", g.id, err)
+	}
+	var errList []error
+	for _, d := range g.dirs() {
+		if err := removeTree(d); err != nil {
+			errList = append(errList, err)
+		}
+	}
+	if err := errors.Join(errList...); err != nil {
+		return fmt.Errorf("cgroup: destroy %s: %w", g.id, err)
+	}
+	return nil
+}
+
+func (g *Group) killAll() error {
+	// Fork bombs race every kill loop; with pids.max at 0 no task in the
+	// subtree can fork any more, so each round strictly shrinks the set.
+	pidsDir := g.pids
+	if g.unified != "" {
+		pidsDir = g.unified
+	}
+	if err := writeFile(filepath.Join(pidsDir, "pids.max"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("stop forks: %w", err)
+	}
+	if g.unified != "" {
+		done, err := g.killV2()
+		if done || err != nil {
+			return err
+		}
+		// No cgroup.kill (Linux < 5.14): fall through to the kill loop.
+	}
+	var around func(func() error) error
+	if g.freezer != "" {
+		around = g.frozen
+	}
+	_, err := killLoop(g.procs, around)
+	return err
+}
+
+// killV2 uses cgroup.kill, which SIGKILLs the whole subtree atomically
+// with respect to forks. It reports false when the kernel lacks the file.
+func (g *Group) killV2() (bool, error) {
+	kill := filepath.Join(g.unified, "cgroup.kill")
+	events := filepath.Join(g.unified, "cgroup.events")
+	for i := range killRounds {
+		if err := writeFile(kill, "1"); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				if _, serr := os.Stat(g.unified); errors.Is(serr, os.ErrNotExist) {
+					return true, nil // the group is gone already
+				}
+				return false, nil
+			}
+			return true, fmt.Errorf("cgroup.kill: %w", err)
+		}
+		pop, err := readKey(events, "populated")
+		if errors.Is(err, os.ErrNotExist) {
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		if pop == 0 {
+			return true, nil
+		}
+		time.Sleep(pause(i))
+	}
+	return true, fmt.Errorf("still populated after %d cgroup.kill rounds", killRounds)
+}
+
+// frozen runs kill with the v1 freezer group frozen: a frozen task cannot
+// fork, so the list that kill reads is complete, and the SIGKILLs take
+// effect on thaw. Freezing is best effort (a task in uninterruptible sleep
+// can hold the group in FREEZING); the group is always thawed again.
+func (g *Group) frozen(kill func() error) error {
+	state := filepath.Join(g.freezer, "freezer.state")
+	if err := writeFile(state, "FROZEN"); err != nil {
+		// No freezer directory (a partial group), or a freezer that
+		// refuses: pids.max=0 already stops forks, so kill unfrozen
+		// rather than leave the sandbox running.
+		return kill()
+	}
+	for i := 0; i < 50; i++ {
+		b, err := readFile(state)
+		if err != nil || strings.TrimSpace(string(b)) == "FROZEN" {
+			break
+		}
+		time.Sleep(pause(i))
+	}
+	kerr := kill()
+	if err := writeFile(state, "THAWED"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return errors.Join(kerr, fmt.Errorf("thaw: %w", err))
+	}
+	return kerr
+}
 
 // DelegatedPaths returns the host paths of the directories the guest opens
 // before it pivots away from the host's root: "pids" (v1) or "unified" (v2)
 // is where exec sub-groups are made; "memory" (v1) or "unified" (v2) is where
 // OOM counters are read.
-func (g *Group) DelegatedPaths() map[string]string { panic("helper") }
+func (g *Group) DelegatedPaths() map[string]string {
+	if g.unified != "" {
+		return map[string]string{"unified": g.unified}
+	}
+	return map[string]string{"pids": g.pids, "memory": g.memory}
+}
 
-// Delegated is the guest-side view of a delegated group: directory file
-// descriptors opened before pivot_root, used after it.
-type Delegated struct{}
-
-// NewDelegated wraps directory fds. version is that of the host. pidsDir is
-// the group in which exec sub-groups are made (v1 pids, v2 unified);
-// memoryDir is where OOM counters are read (v1 memory, v2 unified). Either
-// may be -1 when unavailable; the methods then degrade as documented.
-func NewDelegated(version Version, pidsDir, memoryDir int) *Delegated { panic("helper") }
-
-// Sub is one exec's sub-group.
-type Sub struct{}
-
-// NewSub creates sub-group name ("e<N>").
-func (d *Delegated) NewSub(name string) (*Sub, error) { panic("helper") }
-
-// Spawn runs start (which must fork exactly one child, e.g. exec.Cmd.Start)
-// so that the child is born inside s: on v1 the calling goroutine is locked
-// to its thread, that thread alone is moved into s (writing its tid to
-// "tasks"), start runs, and the thread is moved back to the group's root; if
-// moving back fails the thread is left locked so the runtime discards it. On
-// v2 it returns the sub-group's directory fd through cgroupFD so the caller
-// can use SysProcAttr.UseCgroupFD/CgroupFD (CLONE_INTO_CGROUP); start is then
-// called with that fd.
-func (s *Sub) Spawn(start func(cgroupFD int) error) error { panic("helper") }
-
-// Procs lists the pids in s.
-func (s *Sub) Procs() ([]int, error) { panic("helper") }
-
-// Kill stops new forks in s (pids.max=0 on v1), SIGKILLs every process in it
-// until it is empty (v2: cgroup.kill), and returns how many it killed.
-func (s *Sub) Kill() (int, error) { panic("helper") }
-
-// Remove deletes s if it is empty; it reports whether it did.
-func (s *Sub) Remove() (bool, error) { panic("helper") }
-
-// OOMKills reads the OOM-kill counter of the sandbox's memory group (-1 if
-// unavailable). The guest compares it before and after an exec.
-func (d *Delegated) OOMKills() int64 { panic("helper") }
+// prefixDirs returns the prefix group in every hierarchy (tests remove them).
+func (h *Host) prefixDirs() []string {
+	var out []string
+	for _, mp := range h.hierarchies() {
+		out = append(out, filepath.Join(mp, h.prefix))
+	}
+	return out
+}
