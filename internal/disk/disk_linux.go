@@ -2,22 +2,31 @@
 
 package disk
 
-// Options configure OpenXFS.
-type Options struct {
-	Dir       string // where the store lives: Dir/layers.img, mounted at Dir/mnt
-	ImageSize int64  // size of the sparse image (the ceiling for all layers together)
-}
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
 
-// OpenXFS creates (first time: sparse file + mkfs.xfs) or reuses the image,
-// attaches it to a loop device (LOOP_CTL_GET_FREE + LOOP_CONFIGURE with
-// autoclear), and mounts it with prjquota (or finds it already mounted, after
-// a crash). Project ids are allocated per layer and recorded so they survive
-// restarts.
-func OpenXFS(o Options) (Store, error) { panic("helper") }
+	"github.com/paddockhq/paddock/internal/errs"
+)
 
-// OpenTmpfs returns the fallback store rooted at dir.
-func OpenTmpfs(dir string) (Store, error) { panic("helper") }
+// TmpfsDirName is where, under Options.Dir, Open puts the tmpfs fallback.
+const TmpfsDirName = "tmpfs"
 
 // Open tries OpenXFS and falls back to OpenTmpfs (reporting why through
-// the returned reason, for the log).
-func Open(o Options) (s Store, fallbackReason error, err error) { panic("helper") }
+// the returned reason, for the log). Invalid options are an error, not a
+// reason to fall back.
+func Open(o Options) (s Store, fallbackReason error, err error) {
+	s, xerr := OpenXFS(o)
+	if xerr == nil {
+		return s, nil, nil
+	}
+	if errors.Is(xerr, errs.ErrInvalid) {
+		return nil, nil, xerr
+	}
+	s, terr := OpenTmpfs(filepath.Join(o.Dir, TmpfsDirName))
+	if terr != nil {
+		return nil, nil, fmt.Errorf("disk: no store: %w", errors.Join(xerr, terr))
+	}
+	return s, xerr, nil
+}

@@ -7,7 +7,17 @@
 // its own project, so a sandbox that fills its layer gets ENOSPC (XFS reports
 // project-quota exhaustion as ENOSPC) while the host's disk and every other
 // sandbox are untouched, and the image file itself can never grow past its
-// size. Where XFS or loop devices are unavailable, the tmpfs store mounts a
-// size-limited tmpfs per layer instead (its pages are then charged to the
-// sandbox's memory cgroup).
+// size. It needs a kernel whose XFS has quota support (CONFIG_XFS_QUOTA) and
+// mkfs.xfs (xfsprogs) for the first start.
+//
+// Where XFS quotas or loop devices are unavailable, Open falls back to the
+// tmpfs store, which mounts a size- and inode-limited tmpfs per layer
+// instead (its pages are then charged to the sandbox's memory cgroup, and
+// its contents do not survive a reboot).
+//
+// Layer ids are restricted to [a-z0-9_-]{1,64}, so an id is always a single
+// path component. Remove works through directory fds and never follows a
+// symlink or crosses a mount point, so a hostile sandbox cannot turn the
+// cleanup of its layer against the host. docs/disk.md describes the design
+// and its limits.
 package disk
