@@ -1,0 +1,192 @@
+//go:build linux
+
+package guest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	goruntime "runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/cgroup"
+	"github.com/paddockhq/paddock/internal/guestapi"
+)
+
+// Inherited descriptors (see guestapi's package doc).
+const (
+	setupFD  = 3
+	listenFD = 4
+)
+
+// Agent serves one sandbox from inside it.
+type Agent struct {
+	cfg       guestapi.Config
+	procs     *procTable
+	cg        *cgroup.Delegated
+	shell     string
+	started   time.Time
+	execSlots semaphore
+	logged    atomic.Int64
+	setupTook [2]time.Duration // filesystem, hardening
+}
+
+// Main is the guest's entry point; it returns the process exit code.
+func Main() int {
+	// Keep the main thread for the main goroutine: the cgroup placement of
+	// execs parks a thread it cannot move back, and a parked main thread
+	// would pin an exec sub-group forever.
+	goruntime.LockOSThread()
+	// As PID 1 of its namespace, the agent receives only signals it has a
+	// handler for. Ignore them all, so that `kill -SEGV 1` from a workload
+	// cannot take the sandbox down; SIGCHLD is watched by the reaper.
+	ignoreSignals()
+	debug.SetGCPercent(50)
+	unix.CloseOnExec(setupFD)
+	unix.CloseOnExec(listenFD)
+
+	cfg, dirs, err := readConfig()
+	if err != nil {
+		return fail(fmt.Errorf("read config: %w", err))
+	}
+	a, err := start(cfg, dirs)
+	if err != nil {
+		return fail(err)
+	}
+	lf := os.NewFile(listenFD, "listener")
+	ln, err := net.FileListener(lf)
+	lf.Close()
+	if err != nil {
+		return fail(fmt.Errorf("listener: %w", err))
+	}
+	ready, _ := json.Marshal(guestapi.Ready{OK: true, Pid: os.Getpid(),
+		Phases: fmt.Sprintf("fs=%s harden=%s", a.setupTook[0].Round(time.Microsecond), a.setupTook[1].Round(time.Microsecond))})
+	if _, err := unix.Write(setupFD, ready); err != nil {
+		return 1
+	}
+	unix.Close(setupFD)
+	srv := &http.Server{Handler: a.routes(), IdleTimeout: 5 * time.Minute, ErrorLog: nil}
+	err = srv.Serve(ln)
+	fmt.Fprintf(os.Stderr, "paddock-guest: serve: %v\n", err)
+	return 1
+}
+
+func start(cfg *guestapi.Config, dirs setupDirs) (*Agent, error) {
+	if cfg.Version != guestapi.Version {
+		return nil, fmt.Errorf("protocol version %d, want %d", cfg.Version, guestapi.Version)
+	}
+	t0 := time.Now()
+	execDir, memDir, err := setupFS(cfg, dirs)
+	unix.Close(dirs.mnt)
+	unix.Close(dirs.layer)
+	if err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	a := &Agent{cfg: *cfg, execSlots: make(semaphore, 256), shell: "/bin/sh"}
+	if execDir >= 0 || memDir >= 0 {
+		a.cg = cgroup.NewDelegated(cgroup.Version(cfg.CgroupVersion), execDir, memDir)
+	}
+	var cg *cgroup.Delegated
+	if execDir >= 0 {
+		cg = a.cg
+	}
+	startProcs := func() (err error) {
+		a.procs, err = newProcTable(cg)
+		return err
+	}
+	if err := lockDown(cfg, startProcs, execDir, memDir); err != nil {
+		return nil, err
+	}
+	a.started = time.Now()
+	a.setupTook = [2]time.Duration{t1.Sub(t0), time.Since(t1)}
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		a.shell = "/bin/bash"
+	}
+	return a, nil
+}
+
+// logf writes to the guest's log file on the host (stderr), bounded so a
+// misbehaving workload cannot fill the host's disk through the agent.
+func (a *Agent) logf(format string, args ...any) {
+	if a.logged.Add(1) > 10000 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, time.Now().UTC().Format(time.RFC3339)+" "+format+"\n", args...)
+}
+
+func (a *Agent) oomKills() int64 {
+	if a.cg == nil {
+		return -1
+	}
+	return a.cg.OOMKills()
+}
+
+func (a *Agent) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", a.handleHealth)
+	mux.HandleFunc("POST /v1/exec", a.handleExec)
+	return mux
+}
+
+// setupDirs are the descriptors that come with the Config.
+type setupDirs struct{ mnt, layer int }
+
+func readConfig() (*guestapi.Config, setupDirs, error) {
+	buf := make([]byte, 4<<20)
+	oob := make([]byte, unix.CmsgSpace(2*4))
+	n, oobn, _, _, err := unix.Recvmsg(setupFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, setupDirs{}, err
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for i := range msgs {
+			if got, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	if len(fds) != 2 {
+		return nil, setupDirs{}, fmt.Errorf("want 2 setup descriptors, got %d", len(fds))
+	}
+	var cfg guestapi.Config
+	if err := json.Unmarshal(buf[:n], &cfg); err != nil {
+		return nil, setupDirs{}, err
+	}
+	return &cfg, setupDirs{mnt: fds[0], layer: fds[1]}, nil
+}
+
+// fail reports a setup error to the host, which shows it in its log.
+func fail(err error) int {
+	b, _ := json.Marshal(guestapi.Ready{OK: false, Error: err.Error()})
+	_, _ = unix.Write(setupFD, b)
+	fmt.Fprintf(os.Stderr, "paddock-guest: %v\n", err)
+	return 1
+}
+
+func ignoreSignals() {
+	var sigs []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		switch s {
+		case syscall.SIGCHLD, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGURG, syscall.SIGPROF:
+			continue
+		}
+		sigs = append(sigs, s)
+	}
+	signal.Ignore(sigs...)
+}
+
+func (t *procTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.waiters)
+}

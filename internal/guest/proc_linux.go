@@ -1,0 +1,234 @@
+//go:build linux
+
+package guest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/cgroup"
+	"github.com/paddockhq/paddock/internal/harden"
+)
+
+// procTable spawns processes and reaps every child of PID 1.
+//
+// As PID 1 the guest inherits every orphan in the sandbox, so a single
+// reaper calls wait4(-1) and hands exit statuses to whoever spawned the pid.
+// Spawning holds mu, and so does reaping, so a child can never be reaped
+// before its waiter is registered.
+//
+// Every fork happens on one OS thread, the spawner, whose bounding set is
+// empty (harden.PrepareExecThread): that is what makes an exec'd workload
+// end up with no capabilities, and doing it for one thread costs
+// microseconds where doing it for every thread costs a stop-the-world per
+// capability.
+type procTable struct {
+	mu      sync.Mutex
+	waiters map[int]chan syscall.WaitStatus
+	cg      *cgroup.Delegated // nil when the host gave no exec group
+	seq     atomic.Int64
+	jobs    chan spawnJob
+}
+
+type spawnJob struct {
+	fn   func() error
+	done chan error
+}
+
+func newProcTable(cg *cgroup.Delegated) (*procTable, error) {
+	t := &procTable{waiters: make(map[int]chan syscall.WaitStatus), cg: cg, jobs: make(chan spawnJob)}
+	if err := t.startSpawner(); err != nil {
+		return nil, err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGCHLD)
+	go func() {
+		for range sig {
+			t.reap()
+		}
+	}()
+	return t, nil
+}
+
+// startSpawner starts the goroutine that owns the spawner thread.
+func (t *procTable) startSpawner() error {
+	ready := make(chan error, 1)
+	go func() {
+		// Never unlocked: if the thread is spoiled (stranded in a cgroup),
+		// the goroutine ends and the runtime discards the thread.
+		goruntime.LockOSThread()
+		if err := harden.PrepareExecThread(); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		for j := range t.jobs {
+			err := j.fn()
+			j.done <- err
+			if errors.Is(err, cgroup.ErrThreadStranded) {
+				if err := t.startSpawner(); err != nil {
+					fmt.Fprintf(os.Stderr, "paddock-guest: cannot replace the spawner thread: %v\n", err)
+					os.Exit(1)
+				}
+				return
+			}
+		}
+	}()
+	return <-ready
+}
+
+// onSpawner runs fn on the spawner thread.
+func (t *procTable) onSpawner(fn func() error) error {
+	j := spawnJob{fn: fn, done: make(chan error, 1)}
+	t.jobs <- j
+	return <-j.done
+}
+
+func (t *procTable) reap() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+		if ch, ok := t.waiters[pid]; ok {
+			delete(t.waiters, pid)
+			ch <- ws // buffered
+		}
+	}
+}
+
+// spawnSpec is what spawn needs.
+type spawnSpec struct {
+	Path  string
+	Argv  []string
+	Env   []string
+	Dir   string
+	Files []*os.File // stdin, stdout, stderr (and any extra)
+	Uid   uint32
+	Gid   uint32
+	// Setctty makes Files[Ctty] the controlling terminal (PTY sessions).
+	Setctty bool
+	Ctty    int
+}
+
+// proc is one spawned process and its sub-group.
+type proc struct {
+	Pid  int
+	sub  *cgroup.Sub
+	exit chan syscall.WaitStatus
+}
+
+// spawn starts s in a new session and, when the host delegated a group,
+// in a fresh sub-group, so that its whole tree can be found and killed later.
+func (t *procTable) spawn(s spawnSpec) (*proc, error) {
+	var sub *cgroup.Sub
+	if t.cg != nil {
+		var err error
+		sub, err = t.cg.NewSub("e" + strconv.FormatInt(t.seq.Add(1), 10))
+		if err != nil {
+			return nil, fmt.Errorf("exec group: %w", err)
+		}
+	}
+	sys := &syscall.SysProcAttr{
+		Setsid:     true,
+		Setctty:    s.Setctty,
+		Ctty:       s.Ctty,
+		Credential: &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: []uint32{s.Gid}},
+	}
+	attr := &os.ProcAttr{Dir: s.Dir, Env: s.Env, Files: s.Files, Sys: sys}
+	p := &proc{sub: sub, exit: make(chan syscall.WaitStatus, 1)}
+
+	start := func(cgfd int) error {
+		if cgfd >= 0 {
+			sys.UseCgroupFD = true
+			sys.CgroupFD = cgfd
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		op, err := os.StartProcess(s.Path, s.Argv, attr)
+		if err != nil {
+			return err
+		}
+		p.Pid = op.Pid
+		t.waiters[op.Pid] = p.exit
+		// The reaper owns the exit status; drop Go's handle without waiting.
+		_ = op.Release()
+		return nil
+	}
+	err := t.onSpawner(func() error {
+		if sub != nil {
+			return sub.Spawn(start)
+		}
+		return start(-1)
+	})
+	if err != nil {
+		if sub != nil {
+			_, _ = sub.Remove()
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// KillTree kills the process and every descendant, wherever they moved.
+func (p *proc) KillTree() int {
+	n := 0
+	if p.sub != nil {
+		n, _ = p.sub.Kill()
+	}
+	// Also the session, in case there is no sub-group.
+	_ = unix.Kill(-p.Pid, unix.SIGKILL)
+	return n
+}
+
+// Signal sends sig to the main process only.
+func (p *proc) Signal(sig syscall.Signal) error {
+	err := unix.Kill(p.Pid, sig)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// Cleanup removes the sub-group if nothing lives in it any more; lingering
+// daemons keep it until the sandbox ends.
+func (p *proc) Cleanup() {
+	if p.sub != nil {
+		_, _ = p.sub.Remove()
+	}
+}
+
+// signalName names the signal that ended ws, or "".
+func signalName(ws syscall.WaitStatus) string {
+	if !ws.Signaled() {
+		return ""
+	}
+	n := unix.SignalName(ws.Signal())
+	if n == "" {
+		n = "SIG" + strconv.Itoa(int(ws.Signal()))
+	}
+	return n
+}
+
+// exitCode follows the shell convention: 128+signal for a signal death.
+func exitCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}

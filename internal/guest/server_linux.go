@@ -1,0 +1,68 @@
+//go:build linux
+
+package guest
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+)
+
+// semaphore bounds concurrent work of one kind.
+type semaphore chan struct{}
+
+func (s semaphore) TryAcquire() bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s semaphore) Release() { <-s }
+
+// statusOf maps an error code to the HTTP status the guest answers with; the
+// host decodes the code from the body, the status is for humans with curl.
+func statusOf(code errs.Code) int {
+	switch code {
+	case errs.CodeInvalid, errs.CodeCommandNotFound:
+		return http.StatusBadRequest
+	case errs.CodeNotFound:
+		return http.StatusNotFound
+	case errs.CodeConflict:
+		return http.StatusConflict
+	case errs.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case errs.CodeLimit, errs.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case errs.CodeUnsupported:
+		return http.StatusNotImplemented
+	case errs.CodeTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := errs.CodeOf(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(statusOf(code))
+	_ = json.NewEncoder(w).Encode(guestapi.Error{Code: string(code), Message: errs.Public(err)})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (a *Agent) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, guestapi.Health{
+		Version: guestapi.Version,
+		Uptime:  time.Since(a.started).Seconds(),
+		Procs:   a.procs.count(),
+	})
+}

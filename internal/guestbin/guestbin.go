@@ -1,0 +1,26 @@
+// Package guestbin carries the guest agent binary (cmd/paddock-guest)
+// inside the paddock binary.
+//
+// `make build` compiles the guest first into bin/paddock-guest here, so one
+// file ships everything. A plain `go build ./cmd/paddock` has no embedded
+// guest; the runtime then re-executes the server binary itself as the
+// guest, which works the same but starts each sandbox a few milliseconds
+// slower (the whole server's package initialisation runs every time).
+package guestbin
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed bin
+var files embed.FS
+
+// Guest returns the embedded guest binary, or nil if this build has none.
+func Guest() []byte {
+	b, err := fs.ReadFile(files, "bin/paddock-guest")
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return b
+}
