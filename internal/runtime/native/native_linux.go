@@ -1,0 +1,434 @@
+//go:build linux
+
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/cgroup"
+	"github.com/paddockhq/paddock/internal/disk"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/runtime"
+)
+
+// Options configure the native backend.
+type Options struct {
+	DataDir string // run state lives in DataDir/run
+	Log     *slog.Logger
+	Cgroups *cgroup.Host
+	Disk    disk.Store
+	// UIDBase is the first host uid given to sandboxes; Slots ranges of
+	// 65536 uids follow it. They must not overlap real host users.
+	UIDBase int
+	Slots   int
+	// ReadyTimeout bounds how long a guest may take to come up.
+	ReadyTimeout time.Duration
+}
+
+const (
+	uidsPerSandbox = 65536
+	maxOverlays    = 8
+)
+
+// Backend is the native Linux runtime.
+type Backend struct {
+	o     Options
+	log   *slog.Logger
+	self  *os.File // sealed copy of the guest binary
+	slots *slots
+	run   string
+
+	mu   sync.Mutex
+	live map[string]*instance
+}
+
+// record is what the manager persists for each sandbox.
+type record struct {
+	Pid       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+	Slot      int    `json:"slot"`
+	UIDBase   int    `json:"uid_base"`
+}
+
+// New prepares the backend: the sealed binary, the run directory, and the
+// staging mount points.
+func New(o Options) (*Backend, error) {
+	if o.Cgroups == nil || o.Disk == nil {
+		return nil, errors.New("native: cgroups and disk store are required")
+	}
+	if o.UIDBase == 0 {
+		o.UIDBase = 1_000_000
+	}
+	if o.Slots == 0 {
+		o.Slots = 4096
+	}
+	if int64(o.UIDBase)+int64(o.Slots)*uidsPerSandbox > 1<<32-2 {
+		return nil, fmt.Errorf("native: uid range %d + %d slots overflows", o.UIDBase, o.Slots)
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 15 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	b := &Backend{o: o, log: o.Log, slots: newSlots(o.Slots), live: make(map[string]*instance),
+		run: filepath.Join(o.DataDir, "run")}
+	for _, d := range []string{b.run, filepath.Join(b.run, "sandboxes")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("native: %w", err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	self, err := sealedGuest()
+	if err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
+	b.self = self
+	return b, nil
+}
+
+// Name implements runtime.Backend.
+func (b *Backend) Name() string { return "native" }
+
+func (b *Backend) sbDir(id string) string {
+	return filepath.Join(b.run, "sandboxes", id)
+}
+
+// guestStage names staging point i relative to the mount directory, which
+// the guest reaches through a descriptor (see attachLowers).
+func guestStage(i int) string { return "stage/" + strconv.Itoa(i) }
+
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Close releases the sealed binary. Sandboxes keep running.
+func (b *Backend) Close() error { return b.self.Close() }
+
+// Create implements runtime.Backend.
+func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Instance, err error) {
+	if !idRE.MatchString(cfg.ID) {
+		return nil, errs.Invalid("invalid sandbox id")
+	}
+	if len(cfg.Template.Overlays)+1 > maxOverlays {
+		return nil, fmt.Errorf("template %s has too many layers", cfg.Template.Name)
+	}
+	slot, err := b.slots.alloc()
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeLimit, err, "the host has no room for another sandbox")
+	}
+	uid := b.o.UIDBase + slot*uidsPerSandbox
+	inst := &instance{b: b, id: cfg.ID, slot: slot, uid: uid, done: make(chan struct{}), ph: newPhases()}
+	defer func() {
+		if err != nil {
+			b.teardown(inst)
+		}
+	}()
+
+	layer, err := b.o.Disk.Create(cfg.ID, cfg.Limits.DiskBytes, cfg.Limits.DiskInodes, uid, uid)
+	if err != nil {
+		return nil, fmt.Errorf("writable layer: %w", err)
+	}
+	inst.layer = true
+	inst.ph.mark("layer")
+	cg, err := b.o.Cgroups.Create(cfg.ID, b.cgLimits(cfg.Limits), uid, uid)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	inst.cg = cg
+	inst.ph.mark("cgroup")
+	if err := os.Mkdir(b.sbDir(cfg.ID), 0o700); err != nil {
+		return nil, fmt.Errorf("run dir: %w", err)
+	}
+	inst.runDir = true
+	if err := b.mkMountDirs(cfg.ID, uid, len(cfg.Template.Overlays)+1); err != nil {
+		return nil, fmt.Errorf("run dir: %w", err)
+	}
+
+	gc := guestapi.Config{
+		Version:    guestapi.Version,
+		ID:         cfg.ID,
+		Hostname:   cfg.Hostname,
+		RootLower:  guestStage(0),
+		NewRoot:    "newroot",
+		ShmBytes:   shmSize(cfg.Limits.MemoryBytes),
+		Hosts:      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" + cfg.Hostname + "\n",
+		ResolvConf: "# no network: this sandbox has loopback only\n",
+		Env:        cfg.Env,
+	}
+	gc.CgroupVersion = int(b.o.Cgroups.Version())
+	paths := cg.DelegatedPaths()
+	if b.o.Cgroups.Version() == 2 {
+		gc.CgroupExecDir, gc.CgroupMemoryDir = paths["unified"], paths["unified"]
+	} else {
+		gc.CgroupExecDir, gc.CgroupMemoryDir = paths["pids"], paths["memory"]
+	}
+	lowers := []string{cfg.Template.Root}
+	for i, o := range cfg.Template.Overlays {
+		gc.Overlays = append(gc.Overlays, guestapi.Overlay{Path: o.Path, Lower: guestStage(i + 1)})
+		lowers = append(lowers, o.Source)
+	}
+	inst.ph.mark("dirs")
+	if err := b.spawn(ctx, inst, gc, lowers, layer.Dir); err != nil {
+		return nil, err
+	}
+	b.log.Debug("sandbox started", "sandbox", cfg.ID, "phases", inst.ph.String())
+	b.mu.Lock()
+	b.live[inst.id] = inst
+	b.mu.Unlock()
+	return inst, nil
+}
+
+// mkMountDirs makes the empty mount points of one sandbox, searchable by
+// its uid only.
+func (b *Backend) mkMountDirs(id string, uid, stages int) error {
+	mnt := filepath.Join(b.sbDir(id), "mnt")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(mnt, uid, uid); err != nil {
+		return err
+	}
+	dirs := []string{filepath.Join(mnt, "newroot"), filepath.Join(mnt, "stage")}
+	for i := 0; i < stages; i++ {
+		dirs = append(dirs, filepath.Join(mnt, "stage", strconv.Itoa(i)))
+	}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func shmSize(mem int64) int64 {
+	if mem <= 0 {
+		return 64 << 20
+	}
+	return mem / 2
+}
+
+// cgLimits maps a sandbox's limits onto its cgroup. When writable layers
+// are RAM-backed (the tmpfs store), the files a sandbox writes are charged
+// to its memory cgroup, so the ceiling is memory + disk: a full disk then
+// ends in ENOSPC, never in an OOM kill of whoever wrote the last byte.
+func (b *Backend) cgLimits(l runtime.Limits) cgroup.Limits {
+	mem := l.MemoryBytes
+	if b.o.Disk.Kind() == "tmpfs" && mem > 0 {
+		mem += l.DiskBytes
+	}
+	return cgroup.Limits{CPU: l.CPU, MemoryBytes: mem, Pids: l.Pids}
+}
+
+// teardown releases whatever inst holds, in reverse order. Safe to call on
+// a half-built instance and more than once.
+func (b *Backend) teardown(inst *instance) {
+	inst.kill()
+	if inst.cmdDone != nil {
+		select {
+		case <-inst.done:
+		case <-time.After(10 * time.Second):
+			b.log.Warn("guest did not exit after SIGKILL", "sandbox", inst.id)
+		}
+	}
+	var errsSeen []string
+	if inst.cg != nil {
+		if err := inst.cg.Destroy(); err != nil {
+			errsSeen = append(errsSeen, "cgroup: "+err.Error())
+		}
+	}
+	if inst.layer {
+		if err := b.o.Disk.Remove(inst.id); err != nil {
+			errsSeen = append(errsSeen, "layer: "+err.Error())
+		}
+	}
+	if inst.runDir {
+		if err := os.RemoveAll(b.sbDir(inst.id)); err != nil {
+			errsSeen = append(errsSeen, "run dir: "+err.Error())
+		}
+	}
+	if inst.pidfd > 0 {
+		unix.Close(inst.pidfd)
+		inst.pidfd = -1
+	}
+	if inst.guest != nil {
+		inst.guest.Close()
+	}
+	b.mu.Lock()
+	delete(b.live, inst.id)
+	b.mu.Unlock()
+	if inst.slot >= 0 {
+		b.slots.free(inst.slot)
+		inst.slot = -1
+	}
+	if len(errsSeen) > 0 {
+		b.log.Error("sandbox cleanup incomplete", "sandbox", inst.id, "problems", strings.Join(errsSeen, "; "))
+	}
+}
+
+// Destroy implements runtime.Backend.
+func (b *Backend) Destroy(ctx context.Context, ri runtime.Instance) error {
+	inst, ok := ri.(*instance)
+	if !ok {
+		return errors.New("native: foreign instance")
+	}
+	inst.destroyOnce.Do(func() { b.teardown(inst) })
+	return nil
+}
+
+// Reattach implements runtime.Backend.
+func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) (runtime.Instance, error) {
+	var rec record
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return nil, fmt.Errorf("native: bad record: %w", err)
+	}
+	st, err := procStartTime(rec.Pid)
+	if err != nil || st != rec.StartTime {
+		return nil, fmt.Errorf("native: guest of %s is gone", id)
+	}
+	pidfd, err := unix.PidfdOpen(rec.Pid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("native: pidfd: %w", err)
+	}
+	// The pid could have been reused between the check and pidfd_open.
+	if st2, err := procStartTime(rec.Pid); err != nil || st2 != rec.StartTime {
+		unix.Close(pidfd)
+		return nil, fmt.Errorf("native: guest of %s is gone", id)
+	}
+	if !b.slots.claim(rec.Slot) {
+		unix.Close(pidfd)
+		return nil, fmt.Errorf("native: slot %d of %s already taken", rec.Slot, id)
+	}
+	inst := &instance{b: b, id: id, slot: rec.Slot, uid: rec.UIDBase, pid: rec.Pid, startTime: rec.StartTime,
+		pidfd: pidfd, done: make(chan struct{}), layer: true, runDir: true}
+	if cg, err := b.o.Cgroups.Open(id); err == nil {
+		inst.cg = cg
+	}
+	inst.guest = guestapi.NewClient(filepath.Join(b.sbDir(id), "guest.sock"))
+	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if h, err := inst.guest.Health(hctx); err != nil || h.Version != guestapi.Version {
+		b.slots.free(rec.Slot)
+		inst.slot = -1
+		unix.Close(pidfd)
+		inst.guest.Close()
+		return nil, fmt.Errorf("native: guest of %s does not answer: %v", id, err)
+	}
+	go inst.watchPidfd()
+	b.mu.Lock()
+	b.live[id] = inst
+	b.mu.Unlock()
+	return inst, nil
+}
+
+// Cleanup implements runtime.Backend.
+func (b *Backend) Cleanup(ctx context.Context, id string, raw json.RawMessage) error {
+	if !idRE.MatchString(id) {
+		return errs.Invalid("invalid sandbox id")
+	}
+	var rec record
+	_ = json.Unmarshal(raw, &rec)
+	inst := &instance{b: b, id: id, slot: -1, done: make(chan struct{}), layer: true, runDir: true, pidfd: -1}
+	// Kill the guest only if it is provably ours.
+	if rec.Pid > 0 {
+		if st, err := procStartTime(rec.Pid); err == nil && st == rec.StartTime {
+			if fd, err := unix.PidfdOpen(rec.Pid, 0); err == nil {
+				if st2, err := procStartTime(rec.Pid); err == nil && st2 == rec.StartTime {
+					_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+					waitPidfd(fd, 10*time.Second)
+				}
+				unix.Close(fd)
+			}
+		}
+	}
+	if cg, err := b.o.Cgroups.Open(id); err == nil {
+		inst.cg = cg
+	}
+	b.teardown(inst)
+	return nil
+}
+
+// Sweep implements runtime.Backend.
+func (b *Backend) Sweep(ctx context.Context, keep map[string]bool) (int, error) {
+	found := map[string]bool{}
+	if ids, err := b.o.Cgroups.List(); err == nil {
+		for _, id := range ids {
+			found[id] = true
+		}
+	}
+	if ids, err := b.o.Disk.List(); err == nil {
+		for _, id := range ids {
+			found[id] = true
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(b.run, "sandboxes")); err == nil {
+		for _, e := range ents {
+			found[e.Name()] = true
+		}
+	}
+	n := 0
+	for id := range found {
+		if keep[id] || !idRE.MatchString(id) {
+			continue
+		}
+		b.mu.Lock()
+		_, live := b.live[id]
+		b.mu.Unlock()
+		if live {
+			continue
+		}
+		b.log.Info("sweeping leftovers of unknown sandbox", "sandbox", id)
+		_ = b.Cleanup(ctx, id, nil)
+		n++
+	}
+	return n, nil
+}
+
+// procStartTime reads field 22 of /proc/pid/stat: with the pid, it
+// identifies a process across pid reuse.
+func procStartTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, errors.New("malformed stat")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+func waitPidfd(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
+}
