@@ -1,0 +1,570 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/template"
+)
+
+// State of a sandbox.
+type State string
+
+// States.
+const (
+	StateRunning State = "running"
+	StateFailed  State = "failed" // the guest exited on its own; resources released
+)
+
+// Sandbox is the public view of one sandbox.
+type Sandbox struct {
+	ID        string    `json:"id"`
+	Tenant    string    `json:"tenant"`
+	State     State     `json:"state"`
+	Spec      Spec      `json:"spec"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Reason    string    `json:"reason,omitempty"` // why a failed sandbox stopped
+	FromPool  bool      `json:"from_pool,omitempty"`
+}
+
+// Scope is who is asking: a sandbox outside the tenant does not exist for
+// them.
+type Scope struct {
+	Tenant string
+	Actor  string // key id, for the record
+}
+
+// Templates finds templates by name.
+type Templates interface {
+	Get(name string) (*template.Template, error)
+}
+
+// Observer is told of everything the manager does (audit log, metrics). An
+// error from an intent event aborts the action: the record is written first
+// or the action does not happen.
+type Observer interface {
+	Event(ctx context.Context, e Event) error
+}
+
+// Event is one thing that happened.
+type Event struct {
+	Time     time.Time      `json:"time"`
+	Kind     string         `json:"kind"`  // sandbox.create, sandbox.delete, sandbox.expire, sandbox.fail, exec
+	Phase    string         `json:"phase"` // intent | result | event
+	Tenant   string         `json:"tenant"`
+	Actor    string         `json:"actor,omitempty"`
+	Sandbox  string         `json:"sandbox,omitempty"`
+	Data     map[string]any `json:"data,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Duration time.Duration  `json:"duration_ns,omitempty"`
+}
+
+// Config configures the manager.
+type Config struct {
+	Limits       Limits
+	MaxSandboxes int           // alive at once, pool included
+	PoolSize     int           // warm sandboxes of the default template
+	MaxOutput    int64         // default per-stream cap of a buffered exec
+	MaxExecTime  time.Duration // ceiling of an exec's timeout
+}
+
+// Deps are the manager's collaborators.
+type Deps struct {
+	Log       *slog.Logger
+	Store     *store.DB
+	Backend   runtime.Backend
+	Templates Templates
+	Observer  Observer // may be nil
+}
+
+// Manager is the sandbox manager.
+type Manager struct {
+	cfg  Config
+	log  *slog.Logger
+	db   *store.DB
+	rt   runtime.Backend
+	tpl  Templates
+	obs  Observer
+	pool *pool
+
+	mu     sync.Mutex
+	boxes  map[string]*box
+	closed bool
+	bg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// box is the manager's state for one sandbox.
+type box struct {
+	mu    sync.Mutex
+	sb    Sandbox
+	inst  runtime.Instance
+	timer *time.Timer
+	gone  bool // deleted or being deleted
+}
+
+// New returns a manager; call Start before use.
+func New(cfg Config, d Deps) *Manager {
+	if cfg.MaxOutput == 0 {
+		cfg.MaxOutput = 1 << 20
+	}
+	if cfg.MaxExecTime == 0 {
+		cfg.MaxExecTime = time.Hour
+	}
+	if cfg.MaxSandboxes == 0 {
+		cfg.MaxSandboxes = 1000
+	}
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer,
+		boxes: make(map[string]*box), stop: make(chan struct{})}
+	m.pool = newPool(m, cfg.PoolSize)
+	return m
+}
+
+// Start reconciles persisted state with what is actually running — each
+// recorded sandbox is reattached or cleaned up, and leftovers nobody
+// recorded are swept — then starts the warm pool.
+func (m *Manager) Start(ctx context.Context) error {
+	rows, err := m.db.ListSandboxes(ctx)
+	if err != nil {
+		return fmt.Errorf("load sandboxes: %w", err)
+	}
+	keep := map[string]bool{}
+	var reattached, cleaned int
+	for _, r := range rows {
+		if r.Pooled || r.State != string(StateRunning) {
+			m.cleanupRow(ctx, r)
+			cleaned++
+			continue
+		}
+		inst, err := m.rt.Reattach(ctx, r.ID, r.Runtime)
+		if err != nil {
+			m.log.Warn("sandbox lost across restart; cleaning up", "sandbox", r.ID, "err", err)
+			m.cleanupRow(ctx, r)
+			cleaned++
+			continue
+		}
+		var spec Spec
+		_ = json.Unmarshal(r.Spec, &spec)
+		b := &box{inst: inst, sb: Sandbox{ID: r.ID, Tenant: r.Tenant, State: StateRunning, Spec: spec,
+			CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}}
+		m.mu.Lock()
+		m.boxes[r.ID] = b
+		m.mu.Unlock()
+		m.arm(b)
+		m.watch(b)
+		keep[r.ID] = true
+		reattached++
+	}
+	swept, err := m.rt.Sweep(ctx, keep)
+	if err != nil {
+		m.log.Warn("sweep failed", "err", err)
+	}
+	m.log.Info("sandboxes reconciled", "reattached", reattached, "cleaned", cleaned, "swept", swept)
+	m.pool.start()
+	return nil
+}
+
+func (m *Manager) cleanupRow(ctx context.Context, r store.Sandbox) {
+	if err := m.rt.Cleanup(ctx, r.ID, r.Runtime); err != nil {
+		m.log.Error("cleanup failed", "sandbox", r.ID, "err", err)
+	}
+	if err := m.db.DeleteSandbox(ctx, r.ID); err != nil {
+		m.log.Error("forget sandbox", "sandbox", r.ID, "err", err)
+	}
+}
+
+// Close stops timers and the pool. Running sandboxes keep running and are
+// reattached by the next Start; warm pool members are destroyed.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.stop)
+	for _, b := range m.boxes {
+		b.mu.Lock()
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+		b.mu.Unlock()
+	}
+	m.mu.Unlock()
+	m.pool.drain(ctx)
+	m.bg.Wait()
+	return nil
+}
+
+func (m *Manager) event(ctx context.Context, e Event) error {
+	if m.obs == nil {
+		return nil
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	return m.obs.Event(ctx, e)
+}
+
+func (m *Manager) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.boxes) + m.pool.size()
+}
+
+// Create makes a sandbox for scope.
+func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, error) {
+	spec, err := m.cfg.Limits.Normalize(spec)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	tpl, err := m.tpl.Get(spec.Template)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	if err := m.event(ctx, Event{Kind: "sandbox.create", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor,
+		Data: map[string]any{"spec": spec}}); err != nil {
+		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
+	}
+	start := time.Now()
+	sb, err := m.create(ctx, sc, spec, tpl)
+	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
+		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}
+	if err != nil {
+		res.Error = errs.Public(err)
+	}
+	_ = m.event(ctx, res)
+	return sb, err
+}
+
+func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template.Template) (Sandbox, error) {
+	now := time.Now()
+	sb := Sandbox{Tenant: sc.Tenant, State: StateRunning, Spec: spec, CreatedAt: now,
+		ExpiresAt: now.Add(time.Duration(spec.TimeoutS) * time.Second)}
+	if b := m.pool.claim(spec); b != nil {
+		if err := b.inst.SetLimits(runtimeLimits(spec)); err != nil {
+			m.log.Warn("pooled sandbox rejected limits; destroying it", "sandbox", b.sb.ID, "err", err)
+			m.destroy(b)
+		} else {
+			sb.ID = b.sb.ID
+			sb.FromPool = true
+			b.sb = sb
+			if err := m.persist(ctx, b, false); err != nil {
+				m.destroy(b)
+				return Sandbox{}, err
+			}
+			return m.adopt(b), nil
+		}
+	}
+	if m.count() >= m.cfg.MaxSandboxes {
+		return Sandbox{}, errs.New(errs.CodeLimit, "the server is at its limit of %d sandboxes", m.cfg.MaxSandboxes)
+	}
+	sb.ID = newID()
+	b := &box{sb: sb}
+	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
+		return Sandbox{}, err
+	}
+	inst, err := m.rt.Create(ctx, runtime.Config{ID: sb.ID, Template: tpl, Limits: runtimeLimits(spec), Hostname: sb.ID})
+	if err != nil {
+		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
+		m.log.Error("create sandbox", "sandbox", sb.ID, "err", err)
+		if errs.CodeOf(err) == errs.CodeInternal {
+			return Sandbox{}, errs.Wrap(errs.CodeInternal, err, "the sandbox could not be started")
+		}
+		return Sandbox{}, err
+	}
+	b.inst = inst
+	if err := m.persist(ctx, b, false); err != nil {
+		_ = m.rt.Destroy(context.WithoutCancel(ctx), inst)
+		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
+		return Sandbox{}, err
+	}
+	return m.adopt(b), nil
+}
+
+// adopt registers a running box: timer, death watch.
+func (m *Manager) adopt(b *box) Sandbox {
+	m.mu.Lock()
+	m.boxes[b.sb.ID] = b
+	m.mu.Unlock()
+	m.arm(b)
+	m.watch(b)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb
+}
+
+func runtimeLimits(s Spec) runtime.Limits {
+	return runtime.Limits{CPU: s.CPU, MemoryBytes: s.MemoryMB << 20, DiskBytes: s.DiskMB << 20,
+		DiskInodes: inodesFor(s.DiskMB), Pids: s.Pids}
+}
+
+// inodesFor gives a layer one inode per 8 KiB of quota, at least 16k.
+func inodesFor(diskMB int64) int64 {
+	n := diskMB * 128
+	if n < 16384 {
+		n = 16384
+	}
+	return n
+}
+
+func (m *Manager) persist(ctx context.Context, b *box, pooled bool) error {
+	spec, _ := json.Marshal(b.sb.Spec)
+	var rt []byte = []byte("{}")
+	state := string(StateRunning)
+	if b.inst != nil {
+		rt = b.inst.Record()
+	} else {
+		state = "creating"
+	}
+	err := m.db.PutSandbox(ctx, store.Sandbox{ID: b.sb.ID, Tenant: b.sb.Tenant, State: state, Template: b.sb.Spec.Template,
+		Spec: spec, Runtime: rt, CreatedAt: b.sb.CreatedAt, ExpiresAt: b.sb.ExpiresAt, Pooled: pooled})
+	if err != nil {
+		return errs.Wrap(errs.CodeUnavailable, err, "the state store cannot be written")
+	}
+	return nil
+}
+
+// arm (re)starts the box's expiry timer.
+func (m *Manager) arm(b *box) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	id := b.sb.ID
+	b.timer = time.AfterFunc(time.Until(b.sb.ExpiresAt), func() { m.expire(id) })
+}
+
+func (m *Manager) expire(id string) {
+	b := m.lookup(id)
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	early := time.Now().Before(b.sb.ExpiresAt.Add(-time.Millisecond))
+	b.mu.Unlock()
+	if early { // the timeout was extended meanwhile
+		m.arm(b)
+		return
+	}
+	ctx := context.Background()
+	_ = m.event(ctx, Event{Kind: "sandbox.expire", Phase: "event", Tenant: b.sb.Tenant, Sandbox: id})
+	m.log.Info("sandbox timed out", "sandbox", id)
+	m.remove(ctx, b)
+}
+
+// watch notices a guest that exits on its own.
+func (m *Manager) watch(b *box) {
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		select {
+		case <-b.inst.Done():
+		case <-m.stop:
+			return
+		}
+		b.mu.Lock()
+		gone := b.gone
+		if !gone {
+			b.sb.State = StateFailed
+			b.sb.Reason = "the sandbox's agent exited unexpectedly (killed, or out of memory)"
+		}
+		b.mu.Unlock()
+		if gone {
+			return
+		}
+		ctx := context.Background()
+		m.log.Warn("sandbox failed", "sandbox", b.sb.ID)
+		_ = m.event(ctx, Event{Kind: "sandbox.fail", Phase: "event", Tenant: b.sb.Tenant, Sandbox: b.sb.ID,
+			Error: b.sb.Reason})
+		_ = m.db.SetSandboxState(ctx, b.sb.ID, string(StateFailed))
+		_ = m.rt.Destroy(ctx, b.inst)
+	}()
+}
+
+func (m *Manager) lookup(id string) *box {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.boxes[id]
+}
+
+// find returns the box of id if scope may see it.
+func (m *Manager) find(sc Scope, id string) (*box, error) {
+	if !ValidID(id) {
+		return nil, errs.NotFound("sandbox not found")
+	}
+	b := m.lookup(id)
+	if b == nil {
+		return nil, errs.NotFound("sandbox not found")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sb.Tenant != sc.Tenant || b.gone {
+		return nil, errs.NotFound("sandbox not found")
+	}
+	return b, nil
+}
+
+// Get returns one sandbox.
+func (m *Manager) Get(ctx context.Context, sc Scope, id string) (Sandbox, error) {
+	b, err := m.find(sc, id)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb, nil
+}
+
+// List returns the scope's sandboxes whose labels include all of match,
+// oldest first.
+func (m *Manager) List(ctx context.Context, sc Scope, match map[string]string) []Sandbox {
+	m.mu.Lock()
+	boxes := make([]*box, 0, len(m.boxes))
+	for _, b := range m.boxes {
+		boxes = append(boxes, b)
+	}
+	m.mu.Unlock()
+	var out []Sandbox
+	for _, b := range boxes {
+		b.mu.Lock()
+		sb, gone := b.sb, b.gone
+		b.mu.Unlock()
+		if gone || sb.Tenant != sc.Tenant || !labelsMatch(sb.Spec.Labels, match) {
+			continue
+		}
+		out = append(out, sb)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].ID < out[j].ID
+		}
+		return out[i].CreatedAt.Before(out[j].CreatedAt)
+	})
+	return out
+}
+
+func labelsMatch(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Delete destroys a sandbox.
+func (m *Manager) Delete(ctx context.Context, sc Scope, id string) error {
+	b, err := m.find(sc, id)
+	if err != nil {
+		return err
+	}
+	if err := m.event(ctx, Event{Kind: "sandbox.delete", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id}); err != nil {
+		return errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
+	}
+	start := time.Now()
+	m.remove(ctx, b)
+	_ = m.event(ctx, Event{Kind: "sandbox.delete", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
+		Duration: time.Since(start)})
+	return nil
+}
+
+// remove kills the sandbox, forgets it and releases its resources.
+func (m *Manager) remove(ctx context.Context, b *box) {
+	b.mu.Lock()
+	if b.gone {
+		b.mu.Unlock()
+		return
+	}
+	b.gone = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.mu.Unlock()
+	m.mu.Lock()
+	delete(m.boxes, b.sb.ID)
+	m.mu.Unlock()
+	m.destroy(b)
+	if err := m.db.DeleteSandbox(context.WithoutCancel(ctx), b.sb.ID); err != nil {
+		m.log.Error("forget sandbox", "sandbox", b.sb.ID, "err", err)
+	}
+}
+
+func (m *Manager) destroy(b *box) {
+	if b.inst == nil {
+		return
+	}
+	if err := m.rt.Destroy(context.Background(), b.inst); err != nil {
+		m.log.Error("destroy sandbox", "sandbox", b.sb.ID, "err", err)
+	}
+}
+
+// SetTimeout moves a sandbox's expiry to now+d.
+func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Duration) (Sandbox, error) {
+	b, err := m.find(sc, id)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	if d <= 0 || d > m.cfg.Limits.MaxTimeout {
+		return Sandbox{}, errs.Invalid("timeout must be between 1s and %s", m.cfg.Limits.MaxTimeout)
+	}
+	b.mu.Lock()
+	b.sb.ExpiresAt = time.Now().Add(d)
+	b.sb.Spec.TimeoutS = int64(d / time.Second)
+	b.mu.Unlock()
+	if err := m.persist(ctx, b, false); err != nil {
+		return Sandbox{}, err
+	}
+	m.arm(b)
+	return m.Get(ctx, sc, id)
+}
+
+// Stats reads a sandbox's consumption.
+func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (runtime.Stats, error) {
+	b, err := m.running(sc, id)
+	if err != nil {
+		return runtime.Stats{}, err
+	}
+	return b.inst.Stats()
+}
+
+// running is find, plus "must be running".
+func (m *Manager) running(sc Scope, id string) (*box, error) {
+	b, err := m.find(sc, id)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sb.State != StateRunning {
+		return nil, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", b.sb.State, b.sb.Reason)
+	}
+	return b, nil
+}
+
+// Guest returns the agent client of a running sandbox, for services built
+// on the guest (files, processes, terminals) and the sandbox's spec.
+func (m *Manager) Guest(ctx context.Context, sc Scope, id string) (*guestapi.Client, Spec, error) {
+	b, err := m.running(sc, id)
+	if err != nil {
+		return nil, Spec{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inst.Guest(), b.sb.Spec, nil
+}

@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/paddockhq/paddock/internal/errs"
+)
+
+// Spec is what a caller asks for. Zero fields take the server's defaults.
+type Spec struct {
+	Template string            `json:"template,omitempty"`
+	CPU      float64           `json:"cpu,omitempty"`       // cores
+	MemoryMB int64             `json:"memory_mb,omitempty"` // RAM ceiling
+	DiskMB   int64             `json:"disk_mb,omitempty"`   // writable layer quota
+	Pids     int64             `json:"pids,omitempty"`      // task ceiling
+	TimeoutS int64             `json:"timeout_s,omitempty"` // life, then the sandbox is destroyed
+	Labels   map[string]string `json:"labels,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Network  *Network          `json:"network,omitempty"`
+}
+
+// Network is the egress policy of a sandbox.
+type Network struct {
+	Mode  string   `json:"mode"`            // "none" (loopback only)
+	Allow []string `json:"allow,omitempty"` // domains, for allowlist mode
+}
+
+// Network modes.
+const (
+	NetNone = "none"
+)
+
+// Limits bound what a spec may ask for and give the defaults.
+type Limits struct {
+	Default     Spec
+	MaxCPU      float64
+	MaxMemoryMB int64
+	MaxDiskMB   int64
+	MaxPids     int64
+	MaxTimeout  time.Duration
+}
+
+// DefaultLimits are the embedded defaults: small, as the design asks.
+func DefaultLimits(hostCPUs int) Limits {
+	return Limits{
+		Default:     Spec{Template: "host", CPU: 1, MemoryMB: 512, DiskMB: 1024, Pids: 512, TimeoutS: 300},
+		MaxCPU:      float64(hostCPUs),
+		MaxMemoryMB: 16 << 10,
+		MaxDiskMB:   64 << 10,
+		MaxPids:     16384,
+		MaxTimeout:  24 * time.Hour,
+	}
+}
+
+var (
+	labelKeyRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._/-]{0,62})$`)
+	envKeyRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
+)
+
+const (
+	maxLabels     = 64
+	maxLabelValue = 256
+	maxEnv        = 256
+	maxEnvValue   = 32 << 10
+)
+
+// Normalize fills defaults and validates s against l, returning a clear
+// invalid_argument error naming the first offending field.
+func (l Limits) Normalize(s Spec) (Spec, error) {
+	d := l.Default
+	if s.Template == "" {
+		s.Template = d.Template
+	}
+	if s.CPU == 0 {
+		s.CPU = d.CPU
+	}
+	if s.MemoryMB == 0 {
+		s.MemoryMB = d.MemoryMB
+	}
+	if s.DiskMB == 0 {
+		s.DiskMB = d.DiskMB
+	}
+	if s.Pids == 0 {
+		s.Pids = d.Pids
+	}
+	if s.TimeoutS == 0 {
+		s.TimeoutS = d.TimeoutS
+	}
+	switch {
+	case s.CPU < 0.05 || s.CPU > l.MaxCPU:
+		return s, errs.Invalid("cpu must be between 0.05 and %g cores", l.MaxCPU)
+	case s.MemoryMB < 32 || s.MemoryMB > l.MaxMemoryMB:
+		return s, errs.Invalid("memory_mb must be between 32 and %d", l.MaxMemoryMB)
+	case s.DiskMB < 16 || s.DiskMB > l.MaxDiskMB:
+		return s, errs.Invalid("disk_mb must be between 16 and %d", l.MaxDiskMB)
+	case s.Pids < 8 || s.Pids > l.MaxPids:
+		return s, errs.Invalid("pids must be between 8 and %d", l.MaxPids)
+	case s.TimeoutS < 1 || time.Duration(s.TimeoutS)*time.Second > l.MaxTimeout:
+		return s, errs.Invalid("timeout_s must be between 1 and %d", int64(l.MaxTimeout/time.Second))
+	}
+	if len(s.Labels) > maxLabels {
+		return s, errs.Invalid("at most %d labels", maxLabels)
+	}
+	for k, v := range s.Labels {
+		if !labelKeyRE.MatchString(k) {
+			return s, errs.Invalid("label key %q is invalid (letters, digits, . _ / -; at most 63)", clip(k))
+		}
+		if len(v) > maxLabelValue || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return s, errs.Invalid("label %q has an invalid value", k)
+		}
+	}
+	if err := ValidateEnv(s.Env); err != nil {
+		return s, err
+	}
+	if s.Network == nil {
+		s.Network = &Network{Mode: NetNone}
+	}
+	switch s.Network.Mode {
+	case "", NetNone:
+		s.Network.Mode = NetNone
+		if len(s.Network.Allow) > 0 {
+			return s, errs.Invalid("network.allow needs network mode allowlist")
+		}
+	default:
+		return s, errs.New(errs.CodeUnsupported, "network mode %q is not available on this server", clip(s.Network.Mode))
+	}
+	return s, nil
+}
+
+// ValidateEnv checks environment variable names and values.
+func ValidateEnv(env map[string]string) error {
+	if len(env) > maxEnv {
+		return errs.Invalid("at most %d environment variables", maxEnv)
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !envKeyRE.MatchString(k) {
+			return errs.Invalid("environment variable name %q is invalid", clip(k))
+		}
+		v := env[k]
+		if len(v) > maxEnvValue || strings.ContainsRune(v, 0) {
+			return errs.Invalid("environment variable %s has an invalid value (NUL or over 32 KiB)", k)
+		}
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return fmt.Sprintf("%s", strings.ToValidUTF8(s, "?"))
+}
