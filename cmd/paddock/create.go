@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/paddockhq/paddock/client"
+)
+
+// specFlags are the flags shared by create and run.
+type specFlags struct {
+	template, memory, disk, timeout, net string
+	cpu                                  float64
+	pids                                 int64
+	allow, labels, env                   []string
+}
+
+func (f *specFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.template, "template", "", "template to start from (default: the server's, usually \"host\")")
+	fs.Float64Var(&f.cpu, "cpu", 0, "CPU cores (e.g. 0.5, 2)")
+	fs.StringVar(&f.memory, "memory", "", "memory ceiling, e.g. 512M, 2G")
+	fs.StringVar(&f.disk, "disk", "", "writable disk quota, e.g. 1G")
+	fs.Int64Var(&f.pids, "pids", 0, "maximum number of processes")
+	fs.StringVar(&f.timeout, "timeout", "", "life of the sandbox, e.g. 30m (then it is destroyed)")
+	fs.StringVar(&f.net, "net", "", "network mode: none (default), allowlist or open")
+	fs.StringArrayVar(&f.allow, "allow", nil, "domain the sandbox may reach (allowlist mode; repeatable)")
+	fs.StringArrayVar(&f.labels, "label", nil, "label KEY=VALUE (repeatable)")
+	fs.StringArrayVar(&f.env, "env", nil, "environment variable KEY=VALUE for every command (repeatable)")
+}
+
+func (f *specFlags) spec() (client.Spec, error) {
+	s := client.Spec{Template: f.template, CPU: f.cpu, Pids: f.pids}
+	var err error
+	if f.memory != "" {
+		if s.MemoryMB, err = parseSizeMB(f.memory); err != nil {
+			return s, fmt.Errorf("--memory: %w", err)
+		}
+	}
+	if f.disk != "" {
+		if s.DiskMB, err = parseSizeMB(f.disk); err != nil {
+			return s, fmt.Errorf("--disk: %w", err)
+		}
+	}
+	if f.timeout != "" {
+		d, err := parseDuration(f.timeout)
+		if err != nil {
+			return s, fmt.Errorf("--timeout: %w", err)
+		}
+		s.TimeoutS = int64(d.Seconds())
+		if s.TimeoutS == 0 {
+			return s, fmt.Errorf("--timeout: at least 1s")
+		}
+	}
+	if s.Labels, err = parseKV("--label", f.labels); err != nil {
+		return s, err
+	}
+	if s.Env, err = parseKV("--env", f.env); err != nil {
+		return s, err
+	}
+	if f.net != "" || len(f.allow) > 0 {
+		mode := f.net
+		if mode == "" {
+			mode = "allowlist"
+		}
+		s.Network = &client.Network{Mode: mode, Allow: f.allow}
+	}
+	return s, nil
+}
+
+func newCreateCmd(e *env) *cobra.Command {
+	var f specFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create [flags]",
+		Short: "Create a sandbox and print its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := f.spec()
+			if err != nil {
+				return err
+			}
+			sb, err := e.client().Create(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, sb)
+			}
+			fmt.Fprintln(e.stdout, sb.ID)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole sandbox as JSON")
+	return cmd
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/cgroup"
+	"github.com/paddockhq/paddock/internal/disk"
+	"github.com/paddockhq/paddock/internal/runtime/native"
+	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/template"
+)
+
+// serveFlags are paddock serve's options.
+type serveFlags struct {
+	listen, data, tlsCert, tlsKey, logLevel string
+	insecureListen, favorDynMods            bool
+	pool, maxSandboxes, uidBase             int
+	layersSize                              string
+}
+
+const defaultDataDir = "/var/lib/paddock"
+
+func newServeCmd(e *env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Paddock server",
+		Long: `Run the Paddock server: the REST API, the sandbox manager and the native
+runtime, with state in SQLite under --data.
+
+The admin key is $PADDOCK_ADMIN_KEY if set; otherwise one is generated on the
+first start, written to DATA/admin.key (0600) and printed once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), e, &f) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:7070", "address to listen on")
+	fs.StringVar(&f.data, "data", defaultDataDir, "data directory (state, templates, layers, keys)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.BoolVar(&f.insecureListen, "insecure-listen", false, "allow a non-loopback address without TLS")
+	fs.IntVar(&f.pool, "pool", 2, "warm sandboxes kept ready for the default template (0 disables)")
+	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "sandboxes alive at once, warm pool included")
+	fs.IntVar(&f.uidBase, "uid-base", 1_000_000, "first host uid given to sandboxes (65536 each)")
+	fs.StringVar(&f.layersSize, "layers-size", "", "size of the sparse image holding all writable layers (default: half the free disk, at most 1T)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
+	return cmd
+}
+
+func serve(ctx context.Context, e *env, f *serveFlags) error {
+	log, err := newLogger(e, f.logLevel)
+	if err != nil {
+		return err
+	}
+	if err := checkListen(f); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("paddock serve needs root (it creates namespaces, cgroups and mounts)")
+	}
+	if err := os.MkdirAll(f.data, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	unlock, err := lockDataDir(f.data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	raiseNoFile()
+
+	db, err := store.Open(f.data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tpls, err := template.Open(f.data, log)
+	if err != nil {
+		return fmt.Errorf("templates: %w", err)
+	}
+	cg, err := cgroup.Detect("/sys/fs/cgroup", "paddock")
+	if err != nil {
+		return fmt.Errorf("cgroups: %w", err)
+	}
+	if f.favorDynMods {
+		if changed, err := cgroup.FavorDynMods(); err != nil {
+			log.Warn("cannot set favordynmods; sandbox starts will be slower", "err", err)
+		} else if changed {
+			log.Info("remounted cgroup2 with favordynmods (faster cgroup migrations, host-wide)")
+		}
+	}
+	imgSize, err := layersSize(f)
+	if err != nil {
+		return err
+	}
+	layers, why, err := disk.Open(disk.Options{Dir: filepath.Join(f.data, "layers"), ImageSize: imgSize})
+	if err != nil {
+		return fmt.Errorf("writable layers: %w", err)
+	}
+	defer layers.Close()
+	if why != nil {
+		log.Warn("writable layers fall back to tmpfs (counted against sandbox memory)", "reason", why)
+	}
+	rt, err := native.New(native.Options{DataDir: f.data, Log: log, Cgroups: cg, Disk: layers, UIDBase: f.uidBase})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	mgr := sandbox.New(sandbox.Config{
+		Limits:       sandbox.DefaultLimits(goruntime.NumCPU()),
+		MaxSandboxes: f.maxSandboxes,
+		PoolSize:     f.pool,
+	}, sandbox.Deps{Log: log, Store: db, Backend: rt, Templates: tpls})
+	if err := mgr.Start(ctx); err != nil {
+		return err
+	}
+	key, err := auth.Bootstrap(f.data, os.Getenv("PADDOCK_ADMIN_KEY"), e.stdout)
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Options{Log: log, Manager: mgr, Auth: auth.NewAdmin(key), Templates: tpls, Version: version})
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       0, // uploads and streams may be long; handlers bound bodies
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(cg.Version()),
+		"layers", layers.Kind(), "version", version)
+	fmt.Fprintf(e.stderr, "paddock: listening on %s\n", ln.Addr())
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests; sandboxes keep running and are reattached on restart")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("shutdown", "err", err)
+	}
+	return mgr.Close(sctx)
+}
+
+func newLogger(e *env, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// checkListen refuses to expose the API in clear text beyond this host.
+func checkListen(f *serveFlags) error {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	host, _, err := net.SplitHostPort(f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if !loopback && f.tlsCert == "" && !f.insecureListen {
+		return fmt.Errorf("refusing to listen on %s without TLS: pass --tls-cert/--tls-key, or --insecure-listen if a proxy in front terminates TLS", f.listen)
+	}
+	return nil
+}
+
+func layersSize(f *serveFlags) (int64, error) {
+	if f.layersSize != "" {
+		mb, err := parseSizeMB(f.layersSize)
+		if err != nil {
+			return 0, fmt.Errorf("--layers-size: %w", err)
+		}
+		return mb << 20, nil
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(f.data, &st); err != nil {
+		return 0, err
+	}
+	free := int64(st.Bavail) * st.Bsize / 2
+	if free > 1<<40 {
+		free = 1 << 40
+	}
+	if free < 1<<30 {
+		free = 1 << 30
+	}
+	return free, nil
+}
+
+// lockDataDir keeps two servers off one data directory.
+func lockDataDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, "paddock.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another paddock server is using %s", dir)
+	}
+	return func() { f.Close() }, nil
+}
+
+// raiseNoFile lifts the soft open-file limit to the hard one: every
+// sandbox holds a few descriptors here.
+func raiseNoFile() {
+	var r syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < r.Max {
+		r.Cur = r.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+	}
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what Paddock needs on Debian/Ubuntu, and nothing already there.
+set -euo pipefail
+export PATH=/usr/local/go/bin:$PATH
+
+need_go="1.26"
+if ! command -v go >/dev/null; then
+  echo "deps: Go $need_go or newer is required (expected at /usr/local/go/bin/go)" >&2
+  exit 1
+fi
+have=$(go env GOVERSION | sed 's/^go//')
+if [ "$(printf '%s\n%s\n' "$need_go" "$have" | sort -V | head -n1)" != "$need_go" ]; then
+  echo "deps: Go $have is too old; Paddock needs $need_go or newer" >&2
+  exit 1
+fi
+
+# command → Debian package
+declare -A pkgs=(
+  [mkfs.xfs]=xfsprogs      # writable-layer store (XFS project quotas)
+  [mmdebstrap]=mmdebstrap  # `paddock template build debian`
+  [ip]=iproute2            # network tests create their own namespaces
+  [nft]=nftables           # inspecting rules in tests
+  [bwrap]=bubblewrap       # benchmark peer
+  [runc]=runc              # benchmark peer
+)
+missing=()
+for cmd in "${!pkgs[@]}"; do
+  command -v "$cmd" >/dev/null || missing+=("${pkgs[$cmd]}")
+done
+[ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
