@@ -42,6 +42,17 @@ type Sandbox struct {
 type Scope struct {
 	Tenant string
 	Actor  string // key id, for the record
+	// Sandbox, when set, is the only sandbox this caller may see (a
+	// sandbox-scoped token); it cannot create or list.
+	Sandbox string
+}
+
+// Admission decides whether a caller may do op ("create", "timeout",
+// "network") with spec, given the tenant's live sandboxes: tenant quotas,
+// ceilings and rate limits live behind it. It may fill tenant defaults into
+// spec before the server's defaults apply. Nil admits everything.
+type Admission interface {
+	Admit(ctx context.Context, sc Scope, op string, spec *Spec, live []Sandbox) error
 }
 
 // Templates finds templates by name.
@@ -84,7 +95,8 @@ type Deps struct {
 	Store     *store.DB
 	Backend   runtime.Backend
 	Templates Templates
-	Observer  Observer // may be nil
+	Observer  Observer  // may be nil
+	Admission Admission // may be nil
 }
 
 // Manager is the sandbox manager.
@@ -95,6 +107,7 @@ type Manager struct {
 	rt   runtime.Backend
 	tpl  Templates
 	obs  Observer
+	adm  Admission
 	pool *pool
 
 	mu     sync.Mutex
@@ -128,7 +141,7 @@ func New(cfg Config, d Deps) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer,
+	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer, adm: d.Admission,
 		boxes: make(map[string]*box), stop: make(chan struct{})}
 	m.pool = newPool(m, cfg.PoolSize)
 	return m
@@ -226,8 +239,22 @@ func (m *Manager) count() int {
 	return len(m.boxes) + m.pool.size()
 }
 
+// admit consults the Admission hook.
+func (m *Manager) admit(ctx context.Context, sc Scope, op string, spec *Spec) error {
+	if m.adm == nil {
+		return nil
+	}
+	return m.adm.Admit(ctx, sc, op, spec, m.List(ctx, Scope{Tenant: sc.Tenant}, nil))
+}
+
 // Create makes a sandbox for scope.
 func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, error) {
+	if sc.Sandbox != "" {
+		return Sandbox{}, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
+	}
+	if err := m.admit(ctx, sc, "create", &spec); err != nil {
+		return Sandbox{}, err
+	}
 	spec, err := m.cfg.Limits.Normalize(spec)
 	if err != nil {
 		return Sandbox{}, err
@@ -412,6 +439,9 @@ func (m *Manager) find(sc Scope, id string) (*box, error) {
 	if b == nil {
 		return nil, errs.NotFound("sandbox not found")
 	}
+	if sc.Sandbox != "" && sc.Sandbox != id {
+		return nil, errs.NotFound("sandbox not found")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sb.Tenant != sc.Tenant || b.gone {
@@ -445,7 +475,7 @@ func (m *Manager) List(ctx context.Context, sc Scope, match map[string]string) [
 		b.mu.Lock()
 		sb, gone := b.sb, b.gone
 		b.mu.Unlock()
-		if gone || sb.Tenant != sc.Tenant || !labelsMatch(sb.Spec.Labels, match) {
+		if gone || sb.Tenant != sc.Tenant || (sc.Sandbox != "" && sc.Sandbox != sb.ID) || !labelsMatch(sb.Spec.Labels, match) {
 			continue
 		}
 		out = append(out, sb)
@@ -522,6 +552,13 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 	}
 	if d <= 0 || d > m.cfg.Limits.MaxTimeout {
 		return Sandbox{}, errs.Invalid("timeout must be between 1s and %s", m.cfg.Limits.MaxTimeout)
+	}
+	b.mu.Lock()
+	spec := b.sb.Spec
+	b.mu.Unlock()
+	spec.TimeoutS = int64(d / time.Second)
+	if err := m.admit(ctx, sc, "timeout", &spec); err != nil {
+		return Sandbox{}, err
 	}
 	b.mu.Lock()
 	b.sb.ExpiresAt = time.Now().Add(d)
