@@ -35,6 +35,18 @@ type Options struct {
 	// Mounts are further handlers served on the same port (MCP, E2B...),
 	// by pattern, e.g. "/mcp".
 	Mounts map[string]http.Handler
+	// Auditor, if set, records every authenticated request (fail closed).
+	Auditor Auditor
+	// Middleware wraps the whole handler, outermost first (metrics,
+	// hardening).
+	Middleware []func(http.Handler) http.Handler
+}
+
+// Auditor records API actions. Begin is called after authentication and
+// before the handler; if it fails the request is refused (503) and the
+// handler never runs. The returned func is called with the final status.
+type Auditor interface {
+	Begin(r *http.Request, p auth.Principal, route string) (end func(status int), err error)
 }
 
 // Server is the REST API.
@@ -73,7 +85,13 @@ func New(o Options) *Server {
 }
 
 // Handler is the whole API with its middleware.
-func (s *Server) Handler() http.Handler { return s.recoverer(s.requestID(s.mux)) }
+func (s *Server) Handler() http.Handler {
+	var h http.Handler = s.recoverer(s.requestID(s.mux))
+	for i := len(s.o.Middleware) - 1; i >= 0; i-- {
+		h = s.o.Middleware[i](h)
+	}
+	return h
+}
 
 func (s *Server) public(pattern string, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
@@ -97,6 +115,17 @@ func (s *Server) authed(pattern string, scope auth.Scope, h func(http.ResponseWr
 			return
 		}
 		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		if s.o.Auditor != nil {
+			end, err := s.o.Auditor.Begin(r, p, pattern)
+			if err != nil {
+				s.log.Error("audit log unavailable; refusing request", "route", pattern, "err", err)
+				writeError(w, r, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act"))
+				return
+			}
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			defer func() { end(sw.status) }()
+			w = sw
+		}
 		h(w, r, p)
 	})
 }
@@ -118,7 +147,7 @@ func (s *Server) authenticate(r *http.Request) (auth.Principal, error) {
 }
 
 func scopeOf(p auth.Principal) sandbox.Scope {
-	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID}
+	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: p.Sandbox}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

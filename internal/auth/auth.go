@@ -40,6 +40,8 @@ type Principal struct {
 	KeyID  string
 	Tenant string
 	Scopes []Scope
+	// Sandbox, for a sandbox-scoped token, is the one sandbox it reaches.
+	Sandbox string
 }
 
 // Can reports whether p holds scope s (admin holds every scope).
