@@ -155,6 +155,13 @@ func enableControllers(dir string) error {
 }
 
 // Group is one sandbox's control group(s).
+//
+// Inside it, the sandbox's workloads live in a child group "w" that carries
+// the sandbox's limits; the group itself (v1) or its "agent" leaf (v2)
+// holds the guest agent, with a little headroom above the workloads'
+// limits. A fork bomb or a memory hog then hits "w" first: the OOM killer
+// chooses among workloads only, and the agent can still create threads
+// (the Go runtime aborts when it cannot).
 type Group struct {
 	h  *Host
 	id string
@@ -162,6 +169,39 @@ type Group struct {
 	// cpu == cpuacct when co-mounted). v2: unified only.
 	memory, pids, cpu, cpuacct, freezer string
 	unified                             string
+}
+
+// Headroom the agent gets above its workloads' limits.
+const (
+	AgentMemoryHeadroom = 64 << 20
+	AgentPidsHeadroom   = 128
+	workloadGroup       = "w"
+	agentGroup          = "agent" // v2 only: the no-internal-processes rule
+)
+
+// workloadDirs returns the "w" groups: v1 memory and pids, or v2 unified.
+func (g *Group) workloadDirs() []string {
+	if g.unified != "" {
+		return []string{filepath.Join(g.unified, workloadGroup)}
+	}
+	var out []string
+	for _, d := range []string{g.memory, g.pids} {
+		if d != "" {
+			out = append(out, filepath.Join(d, workloadGroup))
+		}
+	}
+	return out
+}
+
+// withHeadroom is the agent-level limit for workload limit l.
+func withHeadroom(l Limits) Limits {
+	if l.MemoryBytes > 0 {
+		l.MemoryBytes += AgentMemoryHeadroom
+	}
+	if l.Pids > 0 {
+		l.Pids += AgentPidsHeadroom
+	}
+	return l
 }
 
 func (h *Host) group(id string) *Group {
@@ -242,12 +282,61 @@ func (h *Host) mkGroup(id string) (*Group, error) {
 		}
 		made = append(made, d)
 	}
+	if g.unified != "" {
+		// The sandbox group hands memory and pids to "w", so (v2 rule) it
+		// holds no process itself: the agent lives in a leaf.
+		if err := enableControllersOnly(g.unified, []string{"memory", "pids"}); err != nil {
+			_ = g.rollback()
+			return nil, err
+		}
+	}
+
+	sub := g.workloadDirs()
+	if g.unified != "" {
+		sub = append(sub, filepath.Join(g.unified, agentGroup))
+	}
+	for _, d := range sub {
+		if err := unix.Mkdir(d, 0o755); err != nil {
+			_ = g.rollback()
+			return nil, fmt.Errorf("cgroup: create %s: %w", d, err)
+		}
+	}
 	return g, nil
+}
+
+// enableControllersOnly adds those of ctrls that dir offers to its
+// cgroup.subtree_control.
+func enableControllersOnly(dir string, ctrls []string) error {
+	b, err := readFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("cgroup: read controllers of %s: %w", dir, err)
+	}
+	have := strings.Fields(string(b))
+	var add []string
+	for _, c := range ctrls {
+		if slices.Contains(have, c) {
+			add = append(add, "+"+c)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), strings.Join(add, " ")); err != nil {
+		return fmt.Errorf("cgroup: enable %s in %s: %w", strings.Join(add, " "), dir, err)
+	}
+	return nil
 }
 
 // rollback removes a group that Create just made (it holds no processes).
 func (g *Group) rollback() error {
 	var errList []error
+	sub := g.workloadDirs()
+	if g.unified != "" {
+		sub = append(sub, filepath.Join(g.unified, agentGroup))
+	}
+	for _, d := range sub {
+		_ = unix.Rmdir(d)
+	}
 	for _, d := range g.dirs() {
 		if err := unix.Rmdir(d); err != nil && !errors.Is(err, unix.ENOENT) {
 			errList = append(errList, fmt.Errorf("cgroup: rollback %s: %w", d, err))
@@ -261,18 +350,28 @@ func (g *Group) rollback() error {
 // limits, and on v1 the hierarchy's release_agent, whose write is the
 // CVE-2022-0492 escape (the guest's fds reach it through "..").
 func (g *Group) delegate(uid, gid int) error {
-	var dir string
-	var files []string
+	var paths []string
 	if g.unified != "" {
-		// cgroup-v2.rst "Delegation Containment": the directory plus these
-		// three files, and nothing else.
-		dir, files = g.unified, []string{"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"}
+		// cgroup-v2.rst "Delegation Containment": the workload group's
+		// directory plus these three files, and nothing else; and the
+		// sandbox group's cgroup.procs, because moving a process from the
+		// agent leaf into "w" needs write access at the common ancestor.
+		w := filepath.Join(g.unified, workloadGroup)
+		paths = []string{w, filepath.Join(w, "cgroup.procs"), filepath.Join(w, "cgroup.threads"),
+			filepath.Join(w, "cgroup.subtree_control"), filepath.Join(g.unified, "cgroup.procs")}
 	} else {
-		// v1: only the pids group, where exec sub-groups are made.
-		dir, files = g.pids, []string{"tasks", "cgroup.procs"}
+		// v1: the pids "w" group, where exec sub-groups are made; and the
+		// memory "w" group's task list, which the spawner thread joins.
+		if g.pids != "" {
+			w := filepath.Join(g.pids, workloadGroup)
+			paths = append(paths, w, filepath.Join(w, "tasks"), filepath.Join(w, "cgroup.procs"))
+		}
+		if g.memory != "" {
+			paths = append(paths, filepath.Join(g.memory, workloadGroup, "tasks"))
+		}
 	}
-	for _, p := range append([]string{""}, files...) {
-		if err := os.Lchown(filepath.Join(dir, p), uid, gid); err != nil {
+	for _, p := range paths {
+		if err := os.Lchown(p, uid, gid); err != nil {
 			return fmt.Errorf("cgroup: delegate: %w", err)
 		}
 	}
@@ -324,7 +423,41 @@ func (g *Group) AddProc(pid int) error {
 	if pid <= 0 {
 		return errs.Invalid("invalid pid %d", pid)
 	}
-	for _, d := range g.dirs() {
+	dirs := g.dirs()
+	if g.unified != "" {
+		dirs = []string{filepath.Join(g.unified, agentGroup)}
+	}
+	for _, d := range dirs {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("cgroup: add %d to %s: %w", pid, d, err)
+		}
+	}
+	return nil
+}
+
+// AddWorkloadProc moves the whole process pid into the workload group
+// ("w"), where the sandbox's limits apply, and into the group elsewhere.
+// The guest's spawner joins "w" itself; this is for the host's own use.
+func (g *Group) AddWorkloadProc(pid int) error {
+	if pid <= 0 {
+		return errs.Invalid("invalid pid %d", pid)
+	}
+	dirs := g.dirs()
+	if g.unified != "" {
+		dirs = nil
+	}
+	w := g.workloadDirs()
+	for i, d := range dirs {
+		for _, wd := range w {
+			if filepath.Dir(wd) == d {
+				dirs[i] = wd
+			}
+		}
+	}
+	if g.unified != "" {
+		dirs = w
+	}
+	for _, d := range dirs {
 		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return fmt.Errorf("cgroup: add %d to %s: %w", pid, d, err)
 		}
@@ -337,6 +470,8 @@ func (g *Group) SetLimits(l Limits) error {
 	if err := l.validate(); err != nil {
 		return err
 	}
+	// Raise the outer limit before the inner one and lower it after, so
+	// that the inner never exceeds the outer at any moment.
 	if g.unified != "" {
 		return g.setLimitsV2(l)
 	}
@@ -344,10 +479,18 @@ func (g *Group) SetLimits(l Limits) error {
 }
 
 func (g *Group) setLimitsV1(l Limits) error {
-	if err := setMemoryV1(g.memory, l.MemoryBytes); err != nil {
+	outer := withHeadroom(l)
+	wmem, wpids := filepath.Join(g.memory, workloadGroup), filepath.Join(g.pids, workloadGroup)
+	if err := setMemoryV1(g.memory, outer.MemoryBytes); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(g.pids, "pids.max"), v2Max(l.Pids)); err != nil {
+	if err := setMemoryV1(wmem, l.MemoryBytes); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(g.pids, "pids.max"), v2Max(outer.Pids)); err != nil {
+		return fmt.Errorf("cgroup: set pids.max: %w", err)
+	}
+	if err := writeFile(filepath.Join(wpids, "pids.max"), v2Max(l.Pids)); err != nil {
 		return fmt.Errorf("cgroup: set pids.max: %w", err)
 	}
 	if err := writeFile(filepath.Join(g.cpu, "cpu.cfs_period_us"), strconv.Itoa(cfsPeriod)); err != nil {
@@ -395,20 +538,25 @@ func setMemoryV1(dir string, bytes int64) error {
 }
 
 func (g *Group) setLimitsV2(l Limits) error {
-	d := g.unified
-	if err := writeFile(filepath.Join(d, "memory.max"), v2Max(l.MemoryBytes)); err != nil {
-		return fmt.Errorf("cgroup: set memory.max: %w", err)
+	outer := withHeadroom(l)
+	for _, x := range []struct {
+		dir string
+		l   Limits
+	}{{g.unified, outer}, {filepath.Join(g.unified, workloadGroup), l}} {
+		if err := writeFile(filepath.Join(x.dir, "memory.max"), v2Max(x.l.MemoryBytes)); err != nil {
+			return fmt.Errorf("cgroup: set memory.max: %w", err)
+		}
+		// No swap at all: the memory limit is the whole budget. The file
+		// is absent when swap accounting is off, and then there is nothing
+		// to forbid.
+		if err := writeFile(filepath.Join(x.dir, "memory.swap.max"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("cgroup: set memory.swap.max: %w", err)
+		}
+		if err := writeFile(filepath.Join(x.dir, "pids.max"), v2Max(x.l.Pids)); err != nil {
+			return fmt.Errorf("cgroup: set pids.max: %w", err)
+		}
 	}
-	// No swap at all: the memory limit is the whole budget. The file is
-	// absent when swap accounting is off, and then there is nothing to
-	// forbid.
-	if err := writeFile(filepath.Join(d, "memory.swap.max"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cgroup: set memory.swap.max: %w", err)
-	}
-	if err := writeFile(filepath.Join(d, "pids.max"), v2Max(l.Pids)); err != nil {
-		return fmt.Errorf("cgroup: set pids.max: %w", err)
-	}
-	if err := writeFile(filepath.Join(d, "cpu.max"), v2CPUMax(l.CPU)); err != nil {
+	if err := writeFile(filepath.Join(g.unified, "cpu.max"), v2CPUMax(l.CPU)); err != nil {
 		return fmt.Errorf("cgroup: set cpu.max: %w", err)
 	}
 	return nil
@@ -420,14 +568,14 @@ func (g *Group) limits() (Limits, error) {
 	var err error
 	unl := func(v int64) int64 { return max(v, 0) }
 	if g.unified != "" {
-		d := g.unified
+		d := filepath.Join(g.unified, workloadGroup)
 		if l.MemoryBytes, err = readValue(filepath.Join(d, "memory.max")); err != nil {
 			return l, err
 		}
 		if l.Pids, err = readValue(filepath.Join(d, "pids.max")); err != nil {
 			return l, err
 		}
-		b, err := readFile(filepath.Join(d, "cpu.max"))
+		b, err := readFile(filepath.Join(g.unified, "cpu.max"))
 		if err != nil {
 			return l, err
 		}
@@ -441,14 +589,14 @@ func (g *Group) limits() (Limits, error) {
 		l.MemoryBytes, l.Pids = unl(l.MemoryBytes), unl(l.Pids)
 		return l, nil
 	}
-	if l.MemoryBytes, err = readValue(filepath.Join(g.memory, "memory.limit_in_bytes")); err != nil {
+	if l.MemoryBytes, err = readValue(filepath.Join(g.memory, workloadGroup, "memory.limit_in_bytes")); err != nil {
 		return l, err
 	}
 	// v1 reports "unlimited" as the page-rounded maximum.
 	if l.MemoryBytes >= 1<<62 {
 		l.MemoryBytes = 0
 	}
-	if l.Pids, err = readValue(filepath.Join(g.pids, "pids.max")); err != nil {
+	if l.Pids, err = readValue(filepath.Join(g.pids, workloadGroup, "pids.max")); err != nil {
 		return l, err
 	}
 	q, err := readValue(filepath.Join(g.cpu, "cpu.cfs_quota_us"))
@@ -466,7 +614,8 @@ func (g *Group) limits() (Limits, error) {
 	return l, nil
 }
 
-// Stats reads the group's counters.
+// Stats reads the group's counters: memory and CPU of the whole sandbox
+// (agent included), OOM kills and tasks of its workloads.
 func (g *Group) Stats() (Stats, error) {
 	var s Stats
 	var err error
@@ -480,10 +629,11 @@ func (g *Group) Stats() (Stats, error) {
 		if s.MemoryPeakBytes, err = readValue(filepath.Join(d, "memory.peak")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return s, wrap(err)
 		}
-		if s.OOMKills, err = readKey(filepath.Join(d, "memory.events"), "oom_kill"); err != nil {
+		w := filepath.Join(d, workloadGroup)
+		if s.OOMKills, err = readKey(filepath.Join(w, "memory.events"), "oom_kill"); err != nil {
 			return s, wrap(err)
 		}
-		if s.Pids, err = readValue(filepath.Join(d, "pids.current")); err != nil {
+		if s.Pids, err = readValue(filepath.Join(w, "pids.current")); err != nil {
 			return s, wrap(err)
 		}
 		b, err := readFile(filepath.Join(d, "cpu.stat"))
@@ -503,10 +653,10 @@ func (g *Group) Stats() (Stats, error) {
 	if s.MemoryPeakBytes, err = readValue(filepath.Join(g.memory, "memory.max_usage_in_bytes")); err != nil {
 		return s, wrap(err)
 	}
-	if s.OOMKills, err = readKey(filepath.Join(g.memory, "memory.oom_control"), "oom_kill"); err != nil {
+	if s.OOMKills, err = readKey(filepath.Join(g.memory, workloadGroup, "memory.oom_control"), "oom_kill"); err != nil {
 		return s, wrap(err)
 	}
-	if s.Pids, err = readValue(filepath.Join(g.pids, "pids.current")); err != nil {
+	if s.Pids, err = readValue(filepath.Join(g.pids, workloadGroup, "pids.current")); err != nil {
 		return s, wrap(err)
 	}
 	b, err := readFile(filepath.Join(g.cpu, "cpu.stat"))
@@ -656,9 +806,16 @@ func (g *Group) frozen(kill func() error) error {
 // OOM counters are read.
 func (g *Group) DelegatedPaths() map[string]string {
 	if g.unified != "" {
-		return map[string]string{"unified": g.unified}
+		return map[string]string{"unified": filepath.Join(g.unified, workloadGroup)}
 	}
-	return map[string]string{"pids": g.pids, "memory": g.memory}
+	out := map[string]string{}
+	if g.pids != "" {
+		out["pids"] = filepath.Join(g.pids, workloadGroup)
+	}
+	if g.memory != "" {
+		out["memory"] = filepath.Join(g.memory, workloadGroup)
+	}
+	return out
 }
 
 // prefixDirs returns the prefix group in every hierarchy (tests remove them).

@@ -80,18 +80,26 @@ func rawLimits(t *testing.T, g *Group) map[string]string {
 	t.Helper()
 	r := map[string]string{}
 	if g.unified != "" {
-		for _, f := range []string{"memory.max", "memory.swap.max", "pids.max", "cpu.max"} {
-			if b, err := os.ReadFile(filepath.Join(g.unified, f)); err == nil {
+		w := filepath.Join(g.unified, workloadGroup)
+		for _, f := range []string{"memory.max", "memory.swap.max", "pids.max"} {
+			if b, err := os.ReadFile(filepath.Join(w, f)); err == nil {
 				r[f] = strings.TrimSpace(string(b))
 			}
 		}
+		if b, err := os.ReadFile(filepath.Join(g.unified, "cpu.max")); err == nil {
+			r["cpu.max"] = strings.TrimSpace(string(b))
+		}
 		return r
 	}
-	r["memory.limit_in_bytes"] = readString(t, filepath.Join(g.memory, "memory.limit_in_bytes"))
-	if b, err := os.ReadFile(filepath.Join(g.memory, "memory.memsw.limit_in_bytes")); err == nil {
+	wmem, wpids := filepath.Join(g.memory, workloadGroup), filepath.Join(g.pids, workloadGroup)
+	r["memory.limit_in_bytes"] = readString(t, filepath.Join(wmem, "memory.limit_in_bytes"))
+	if b, err := os.ReadFile(filepath.Join(wmem, "memory.memsw.limit_in_bytes")); err == nil {
 		r["memory.memsw.limit_in_bytes"] = strings.TrimSpace(string(b))
 	}
-	r["pids.max"] = readString(t, filepath.Join(g.pids, "pids.max"))
+	r["pids.max"] = readString(t, filepath.Join(wpids, "pids.max"))
+	// The agent's level: the same limits plus its headroom.
+	r["agent.memory.limit_in_bytes"] = readString(t, filepath.Join(g.memory, "memory.limit_in_bytes"))
+	r["agent.pids.max"] = readString(t, filepath.Join(g.pids, "pids.max"))
 	r["cpu.cfs_period_us"] = readString(t, filepath.Join(g.cpu, "cpu.cfs_period_us"))
 	r["cpu.cfs_quota_us"] = readString(t, filepath.Join(g.cpu, "cpu.cfs_quota_us"))
 	return r
@@ -129,7 +137,8 @@ func TestCreateAndSetLimits(t *testing.T) {
 	}
 	check(l)
 	raw := rawLimits(t, g)
-	if g.unified == "" && (raw["cpu.cfs_quota_us"] != "50000" || raw["pids.max"] != "50" || raw["memory.limit_in_bytes"] != "67108864") {
+	if g.unified == "" && (raw["cpu.cfs_quota_us"] != "50000" || raw["pids.max"] != "50" || raw["memory.limit_in_bytes"] != "67108864" ||
+		raw["agent.pids.max"] != strconv.Itoa(50+AgentPidsHeadroom) || raw["agent.memory.limit_in_bytes"] != strconv.Itoa(64<<20+AgentMemoryHeadroom)) {
 		t.Errorf("raw limits %v", raw)
 	}
 
@@ -192,17 +201,29 @@ func TestDelegatedOwnership(t *testing.T) {
 	var dir string
 	var mine, roots []string
 	if h.Version() == V2 {
-		dir = g.unified
+		dir = filepath.Join(g.unified, workloadGroup)
 		mine = []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"}
-		roots = []string{"memory.max", "pids.max", "cpu.max", "cgroup.kill", "cgroup.freeze", "cgroup.max.depth"}
+		roots = []string{"memory.max", "pids.max", "cgroup.kill", "cgroup.freeze", "cgroup.max.depth"}
 	} else {
-		dir = g.pids
+		dir = filepath.Join(g.pids, workloadGroup)
 		mine = []string{"", "tasks", "cgroup.procs"}
 		roots = []string{"pids.max", "notify_on_release"}
 		for _, p := range []string{"", "memory.limit_in_bytes", "cgroup.procs"} {
 			if u := fileOwner(t, filepath.Join(g.memory, p)); u != 0 {
 				t.Errorf("memory group %q owned by %d, want root", p, u)
 			}
+		}
+		// The agent level stays root's in every hierarchy.
+		for _, p := range []string{"", "pids.max", "tasks", "cgroup.procs"} {
+			if u := fileOwner(t, filepath.Join(g.pids, p)); u != 0 {
+				t.Errorf("pids group %q owned by %d, want root", p, u)
+			}
+		}
+		if u := fileOwner(t, filepath.Join(g.memory, workloadGroup, "tasks")); u != delegateID {
+			t.Errorf("memory w/tasks owned by %d, want the delegate", u)
+		}
+		if u := fileOwner(t, filepath.Join(g.memory, workloadGroup, "memory.limit_in_bytes")); u != 0 {
+			t.Errorf("memory w/memory.limit_in_bytes owned by %d, want root", u)
 		}
 		if u := fileOwner(t, filepath.Join(g.cpu, "cpu.cfs_quota_us")); u != 0 {
 			t.Errorf("cpu.cfs_quota_us owned by %d", u)
@@ -291,10 +312,10 @@ func TestProcsAndStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if err := g.AddProc(cmd.Process.Pid); err != nil {
+	if err := g.AddWorkloadProc(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.AddProc(0); !errors.Is(err, errs.ErrInvalid) {
+	if err := g.AddWorkloadProc(0); !errors.Is(err, errs.ErrInvalid) {
 		t.Errorf("AddProc(0) = %v", err)
 	}
 	procs, err := g.Procs()
@@ -315,7 +336,7 @@ func TestProcsAndStats(t *testing.T) {
 	cg := readString(t, "/proc/"+strconv.Itoa(cmd.Process.Pid)+"/cgroup")
 	in := 0
 	for line := range strings.SplitSeq(cg, "\n") {
-		if strings.HasSuffix(line, ":/"+h.prefix+"/procs") {
+		if strings.HasSuffix(line, ":/"+h.prefix+"/procs") || strings.HasSuffix(line, ":/"+h.prefix+"/procs/w") {
 			in++
 		}
 	}
@@ -323,6 +344,9 @@ func TestProcsAndStats(t *testing.T) {
 		t.Errorf("in %d hierarchies, want %d; /proc/pid/cgroup:\n%s", in, len(g.dirs()), cg)
 	}
 	for _, d := range g.dirs() {
+		if d == g.memory || d == g.pids || d == g.unified {
+			d = filepath.Join(d, workloadGroup)
+		}
 		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
 		if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
 			t.Errorf("%s/cgroup.procs = %q, %v", d, b, err)
@@ -369,6 +393,11 @@ func TestList(t *testing.T) {
 	// A group left in only one hierarchy (a crash mid-Destroy) is listed.
 	if h.Version() == V1 {
 		g, _ := h.Open("c")
+		for _, d := range g.workloadDirs() {
+			if filepath.Dir(d) != g.memory {
+				_ = unix.Rmdir(d)
+			}
+		}
 		for _, d := range g.dirs() {
 			if d != g.memory {
 				if err := unix.Rmdir(d); err != nil {
@@ -423,7 +452,7 @@ func TestMemoryLimitOOMKills(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := startGated(t, hog)
-		if err := g.AddProc(p.cmd.Process.Pid); err != nil {
+		if err := g.AddWorkloadProc(p.cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 		p.release(t)
@@ -445,8 +474,10 @@ func TestMemoryLimitOOMKills(t *testing.T) {
 	if st.OOMKills < 1 {
 		t.Errorf("Stats.OOMKills = %d, want >= 1", st.OOMKills)
 	}
-	if st.MemoryPeakBytes > 64<<20 {
-		t.Errorf("peak %d above the 64 MiB limit", st.MemoryPeakBytes)
+	// The peak is the whole sandbox's: the workloads' 64 MiB plus at
+	// most the agent's headroom.
+	if st.MemoryPeakBytes > 64<<20+AgentMemoryHeadroom {
+		t.Errorf("peak %d above the 64 MiB limit plus the agent's headroom", st.MemoryPeakBytes)
 	}
 	t.Logf("stats after OOM: %+v", st)
 }
@@ -461,7 +492,7 @@ func TestPidsLimitStopsForks(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = startGated(t, forks)
-		if err := g.AddProc(p.cmd.Process.Pid); err != nil {
+		if err := g.AddWorkloadProc(p.cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 		p.release(t)
@@ -503,7 +534,7 @@ func TestCPUQuotaThrottles(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := startGated(t, "while :; do :; done")
-		if err := g.AddProc(p.cmd.Process.Pid); err != nil {
+		if err := g.AddWorkloadProc(p.cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 		p.release(t)
@@ -566,7 +597,7 @@ func TestDestroyKillsForkBomb(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := startGated(t, bomb)
-			if err := g.AddProc(p.cmd.Process.Pid); err != nil {
+			if err := g.AddWorkloadProc(p.cmd.Process.Pid); err != nil {
 				t.Fatal(err)
 			}
 			p.release(t)
@@ -637,7 +668,7 @@ func TestFreezerFreezes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if err := g.AddProc(cmd.Process.Pid); err != nil {
+	if err := g.AddWorkloadProc(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Join(g.freezer, "freezer.state")
@@ -664,7 +695,7 @@ func runGuest(t *testing.T, g *Group, v Version, dirs []string) *guestReport {
 	t.Helper()
 	var r guestReport
 	runAsDelegate(t, "guest", dirs, []string{"GUEST_VERSION=" + strconv.Itoa(int(v))}, func(pid int) {
-		if err := g.AddProc(pid); err != nil {
+		if err := g.AddWorkloadProc(pid); err != nil {
 			t.Fatal(err)
 		}
 	}, &r)
@@ -744,8 +775,9 @@ func TestV2OnUnifiedTree(t *testing.T) {
 	if err := g.delegate(delegateID, delegateID); err != nil {
 		t.Fatal(err)
 	}
+	w := filepath.Join(g.unified, workloadGroup)
 	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
-		if u := fileOwner(t, filepath.Join(g.unified, f)); u != delegateID {
+		if u := fileOwner(t, filepath.Join(w, f)); u != delegateID {
 			t.Errorf("%q owned by %d", f, u)
 		}
 	}
@@ -753,14 +785,14 @@ func TestV2OnUnifiedTree(t *testing.T) {
 		t.Errorf("cgroup.kill owned by %d", u)
 	}
 
-	r := runGuest(t, g, V2, []string{g.unified, g.unified})
+	r := runGuest(t, g, V2, []string{w, w})
 	if r.OOMBefore != -1 {
 		t.Errorf("OOMKills without a memory controller = %d, want -1", r.OOMBefore)
 	}
 
 	// Host side: Procs over sub-groups and Destroy through cgroup.kill.
 	p := startGated(t, "sleep 60")
-	if err := g.AddProc(p.cmd.Process.Pid); err != nil {
+	if err := g.AddWorkloadProc(p.cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(g.unified, "e9")

@@ -78,3 +78,6 @@ func (d *Delegated) OOMKills() int64 { return -1 }
 
 // FavorDynMods is Linux-only.
 func FavorDynMods() (bool, error) { return false, errNotLinux }
+
+// JoinThread is Linux-only.
+func (d *Delegated) JoinThread() error { return errNotLinux }

@@ -45,6 +45,27 @@ func NewDelegated(version Version, pidsDir, memoryDir int) *Delegated {
 	return &Delegated{version: version, pids: pidsDir, memory: memoryDir}
 }
 
+// JoinThread moves the calling thread (locked by the caller) into the
+// delegated workload group in every hierarchy (v1), so that everything it
+// forks is born there and counts against the workloads' limits, not the
+// agent's. On v2 threads stay put (children are placed with
+// CLONE_INTO_CGROUP) and it does nothing.
+func (d *Delegated) JoinThread() error {
+	if d.version == V2 {
+		return nil
+	}
+	tid := strconv.Itoa(unix.Gettid())
+	for _, fd := range []int{d.memory, d.pids} {
+		if fd < 0 {
+			continue
+		}
+		if err := writeAt(fd, "tasks", tid); err != nil {
+			return fmt.Errorf("cgroup: move spawner thread into the workload group: %w", err)
+		}
+	}
+	return nil
+}
+
 // Sub is one exec's sub-group.
 type Sub struct {
 	d    *Delegated

@@ -338,7 +338,7 @@ func helperProbe() map[string]string {
 		// CVE-2022-0492: a writable release_agent runs a command of our
 		// choosing as host root. The fd reaches it through "..". An
 		// empty write changes nothing even if it were allowed.
-		r["write-release-agent"] = errName(writeAt(pidsDir, "../../release_agent", ""))
+		r["write-release-agent"] = errName(writeAt(pidsDir, "../../../release_agent", ""))
 	}
 	r["rmdir-sub"] = errName(unix.Unlinkat(pidsDir, "probe", unix.AT_REMOVEDIR))
 	return r

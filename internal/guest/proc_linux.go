@@ -70,6 +70,12 @@ func (t *procTable) startSpawner() error {
 			ready <- err
 			return
 		}
+		if t.cg != nil {
+			if err := t.cg.JoinThread(); err != nil {
+				ready <- err
+				return
+			}
+		}
 		ready <- nil
 		for j := range t.jobs {
 			err := j.fn()

@@ -1,0 +1,251 @@
+//go:build linux
+
+package native_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// statusField reads one field of a /proc/<pid>/status text.
+func statusField(status, name string) string {
+	for _, line := range strings.Split(status, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestPosture reads the security posture back from /proc inside a sandbox
+// and derives what it must be from the spec. The positive control is the
+// same reading in this (unsandboxed, root) test process.
+func TestPosture(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	host, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := string(host)
+	if statusField(hs, "CapEff") == "0000000000000000" || statusField(hs, "NoNewPrivs") != "0" || statusField(hs, "Seccomp") != "0" {
+		t.Fatalf("positive control: the test process is already restricted:\n%s", hs)
+	}
+
+	spec := sandbox.Spec{MemoryMB: 256, Pids: 100, Labels: map[string]string{"t": "posture"}}
+	sb := e.Create(spec)
+	for _, user := range []string{"root", "user"} {
+		t.Run("workload-"+user, func(t *testing.T) {
+			res, err := e.Client.Exec(t.Context(), sb.ID, execReq(user, "cat", "/proc/self/status"))
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("exec: %v %+v", err, res)
+			}
+			st := res.Stdout
+			for _, f := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+				if v := statusField(st, f); v != "0000000000000000" {
+					t.Errorf("%s = %s, want 0", f, v)
+				}
+			}
+			if v := statusField(st, "NoNewPrivs"); v != "1" {
+				t.Errorf("NoNewPrivs = %s, want 1", v)
+			}
+			if v := statusField(st, "Seccomp"); v != "2" {
+				t.Errorf("Seccomp = %s, want 2 (filter)", v)
+			}
+			wantUID := map[string]string{"root": "0", "user": "1000"}[user]
+			if f := strings.Fields(statusField(st, "Uid")); len(f) == 0 || f[0] != wantUID {
+				t.Errorf("Uid = %v, want %s", f, wantUID)
+			}
+		})
+	}
+
+	t.Run("pid1-is-the-guest", func(t *testing.T) {
+		res := e.Sh(sb.ID, `tr '\0' ' ' </proc/1/cmdline; echo; echo $$`)
+		lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+		if len(lines) != 2 || strings.TrimSpace(lines[0]) != "paddock-guest" {
+			t.Fatalf("/proc/1/cmdline = %q", res.Stdout)
+		}
+		if lines[1] == "1" {
+			t.Fatal("the workload is pid 1")
+		}
+		// The agent is not ptrace-accessible to workloads (non-dumpable):
+		// its environment, memory, binary and descriptors are out of reach
+		// even to the sandbox's root. The same reads of a workload's own
+		// process succeed (positive control).
+		probe := `for f in environ maps; do cat /proc/%[1]s/$f >/dev/null 2>&1 && echo open-$f; done
+			readlink /proc/%[1]s/exe >/dev/null 2>&1 && echo open-exe
+			readlink /proc/%[1]s/fd/0 >/dev/null 2>&1 && echo open-fd
+			readlink /proc/%[1]s/root >/dev/null 2>&1 && echo open-root; echo done`
+		if res := e.Sh(sb.ID, fmt.Sprintf(probe, "self")); strings.Count(res.Stdout, "open-") != 5 {
+			t.Fatalf("positive control: a workload cannot read its own /proc: %q", res.Stdout)
+		}
+		if res := e.Sh(sb.ID, fmt.Sprintf(probe, "1")); strings.Contains(res.Stdout, "open-") {
+			t.Fatalf("the agent's /proc entries are open to workloads: %q", res.Stdout)
+		}
+	})
+
+	t.Run("uid-map-unprivileged-and-distinct", func(t *testing.T) {
+		other := e.Create(sandbox.Spec{})
+		m1 := uidMap(t, e, sb.ID)
+		m2 := uidMap(t, e, other.ID)
+		if m1[0] != 0 || m2[0] != 0 {
+			t.Fatalf("sandbox root is not uid 0 inside: %v %v", m1, m2)
+		}
+		if m1[1] < 65536 || m2[1] < 65536 {
+			t.Fatalf("sandbox root maps to a privileged host uid: %v %v", m1, m2)
+		}
+		if m1[1] == m2[1] {
+			t.Fatalf("two sandboxes share host uid %d", m1[1])
+		}
+		if m1[1]+m1[2] > m2[1] && m2[1]+m2[2] > m1[1] {
+			t.Fatalf("uid ranges overlap: %v %v", m1, m2)
+		}
+	})
+
+	t.Run("hostname-and-namespaces", func(t *testing.T) {
+		res := e.Sh(sb.ID, `hostname; for n in user pid mnt net ipc uts cgroup; do readlink /proc/self/ns/$n; done`)
+		lines := strings.Fields(res.Stdout)
+		if len(lines) != 8 || lines[0] != sb.ID {
+			t.Fatalf("hostname/ns: %q", res.Stdout)
+		}
+		for i, n := range []string{"user", "pid", "mnt", "net", "ipc", "uts", "cgroup"} {
+			host, err := os.Readlink("/proc/self/ns/" + n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines[i+1] == host {
+				t.Errorf("%s namespace is the host's (%s)", n, host)
+			}
+		}
+		// Network: loopback only.
+		res = e.Sh(sb.ID, `cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '`)
+		if got := strings.Fields(res.Stdout); len(got) != 1 || got[0] != "lo" {
+			t.Errorf("interfaces = %v, want only lo", got)
+		}
+	})
+
+	t.Run("mounts", func(t *testing.T) {
+		res := e.Sh(sb.ID, `awk '{print $2, $3}' /proc/self/mounts`)
+		mounts := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+			if f := strings.Fields(line); len(f) == 2 {
+				mounts[f[0]] = f[1]
+			}
+		}
+		want := map[string]string{"/": "overlay", "/usr": "overlay", "/proc": "proc", "/dev": "tmpfs",
+			"/dev/pts": "devpts", "/dev/shm": "tmpfs", "/dev/null": "devtmpfs"}
+		for p, fs := range want {
+			if mounts[p] != fs {
+				t.Errorf("mount %s is %q, want %s (all: %v)", p, mounts[p], fs, mounts)
+			}
+		}
+		for p := range mounts {
+			if strings.HasPrefix(p, e.Data) || p == "/sys" {
+				t.Errorf("unexpected mount %s", p)
+			}
+		}
+		// /dev/shm is sized from the spec: half the memory.
+		res = e.Sh(sb.ID, `df -k /dev/shm | tail -1 | awk '{print $2}'`)
+		if kb, _ := strconv.Atoi(strings.TrimSpace(res.Stdout)); kb != int(spec.MemoryMB)*1024/2 {
+			t.Errorf("/dev/shm is %s KiB, want %d", strings.TrimSpace(res.Stdout), spec.MemoryMB*1024/2)
+		}
+		res = e.Sh(sb.ID, `ls /dev | sort | tr '\n' ' '`)
+		if got := strings.TrimSpace(res.Stdout); got != "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero" {
+			t.Errorf("/dev = %q", got)
+		}
+	})
+
+	t.Run("host-only-paths-absent", func(t *testing.T) {
+		// A marker in the host's /root, /home, /var, /run and /etc must not
+		// be visible; the marker exists on the host (positive control).
+		marker := fmt.Sprintf("paddock-posture-%d", os.Getpid())
+		var paths []string
+		for _, d := range []string{"/root", "/var/tmp", "/run", "/etc", "/tmp"} {
+			p := d + "/" + marker
+			if err := os.WriteFile(p, []byte("host secret"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Remove(p) })
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("positive control: %v", err)
+			}
+			paths = append(paths, p)
+		}
+		paths = append(paths, e.Data+"/paddock.db", "/etc/shadow", "/etc/ssh", "/etc/machine-id")
+		script := "for p in " + strings.Join(paths, " ") + "; do [ -e $p ] && echo FOUND $p; done; true"
+		if res := e.Sh(sb.ID, script); strings.Contains(res.Stdout, "FOUND") {
+			t.Fatalf("host paths visible in the sandbox:\n%s", res.Stdout)
+		}
+		if res := e.Sh(sb.ID, "cut -d: -f1 /etc/passwd | tr '\\n' ' '"); strings.TrimSpace(res.Stdout) != "root user nobody" {
+			t.Errorf("/etc/passwd users = %q", res.Stdout)
+		}
+	})
+
+	t.Run("proc-not-writable", func(t *testing.T) {
+		// As root natively the write-open succeeds (positive control); in
+		// the sandbox Landlock and the user namespace refuse it.
+		f, err := os.OpenFile("/proc/sys/kernel/core_pattern", os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatalf("positive control: %v", err)
+		}
+		f.Close()
+		res := e.Sh(sb.ID, `: > /proc/sys/kernel/core_pattern && echo OPENED; : > /proc/self/attr/current 2>/dev/null && echo ATTR; true`)
+		if strings.Contains(res.Stdout, "OPENED") {
+			t.Fatalf("core_pattern writable from the sandbox: %q %q", res.Stdout, res.Stderr)
+		}
+	})
+
+	t.Run("cgroup-limits-from-spec", func(t *testing.T) {
+		st, err := e.Manager.Stats(t.Context(), e.Scope, sb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pids < 1 {
+			t.Errorf("pids %d: the guest is not in its cgroup", st.Pids)
+		}
+		mem := readCgroup(t, "memory", e.Prefix+"/"+sb.ID+"/w/memory.limit_in_bytes")
+		wantMem := (spec.MemoryMB + 1024) << 20 // tmpfs layers: memory + disk (default 1 GiB)
+		if e.Disk.Kind() != "tmpfs" {
+			wantMem = spec.MemoryMB << 20
+		}
+		if mem != strconv.FormatInt(wantMem, 10) {
+			t.Errorf("memory.limit_in_bytes = %s, want %d", mem, wantMem)
+		}
+		if p := readCgroup(t, "pids", e.Prefix+"/"+sb.ID+"/w/pids.max"); p != "100" {
+			t.Errorf("pids.max = %s, want 100", p)
+		}
+		if q := readCgroup(t, "cpu", e.Prefix+"/"+sb.ID+"/cpu.cfs_quota_us"); q != "100000" {
+			t.Errorf("cpu.cfs_quota_us = %s, want 100000 (1 cpu)", q)
+		}
+	})
+}
+
+func readCgroup(t *testing.T, ctrl, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile("/sys/fs/cgroup/" + ctrl + "/" + rel)
+	if err != nil {
+		t.Skipf("cgroup v1 %s not readable here (v2 host?): %v", ctrl, err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func uidMap(t *testing.T, e *testenv.Env, id string) [3]int {
+	t.Helper()
+	res := e.Exec(id, "cat", "/proc/self/uid_map")
+	f := strings.Fields(res.Stdout)
+	if len(f) != 3 {
+		t.Fatalf("uid_map %q", res.Stdout)
+	}
+	var m [3]int
+	for i := range f {
+		m[i], _ = strconv.Atoi(f[i])
+	}
+	return m
+}
