@@ -29,6 +29,7 @@ import (
 // serveFlags are paddock serve's options.
 type serveFlags struct {
 	listen, data, tlsCert, tlsKey, logLevel string
+	cgroupPrefix                            string
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
 	layersSize                              string
@@ -60,6 +61,7 @@ first start, written to DATA/admin.key (0600) and printed once.`,
 	fs.IntVar(&f.uidBase, "uid-base", 1_000_000, "first host uid given to sandboxes (65536 each)")
 	fs.StringVar(&f.layersSize, "layers-size", "", "size of the sparse image holding all writable layers (default: half the free disk, at most 1T)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "paddock", "name of the cgroup that holds every sandbox's group")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
 	return cmd
 }
@@ -94,7 +96,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("templates: %w", err)
 	}
-	cg, err := cgroup.Detect("/sys/fs/cgroup", "paddock")
+	cg, err := cgroup.Detect("/sys/fs/cgroup", f.cgroupPrefix)
 	if err != nil {
 		return fmt.Errorf("cgroups: %w", err)
 	}

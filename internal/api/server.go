@@ -78,10 +78,41 @@ func New(o Options) *Server {
 	for pattern, h := range o.Mounts {
 		s.mux.Handle(pattern, h)
 	}
+	// The catch-all shadows the mux's own 405; a second mux holding the
+	// same patterns tells a wrong method from an unknown path.
+	probe := http.NewServeMux()
+	for _, rt := range s.routes {
+		probe.HandleFunc(rt.Method+" "+rt.Pattern, func(http.ResponseWriter, *http.Request) {})
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := probe.Handler(r); pattern == "" && s.pathKnown(r) {
+			writeError(w, r, errs.New(errs.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, clipPath(r.URL.Path)))
+			return
+		}
 		writeError(w, r, errs.NotFound("no such endpoint: %s %s", r.Method, clipPath(r.URL.Path)))
 	})
 	return s
+}
+
+// Routes lists the served endpoints as "METHOD /pattern".
+func (s *Server) Routes() []string {
+	out := make([]string, 0, len(s.routes))
+	for _, r := range s.routes {
+		out = append(out, r.Method+" "+r.Pattern)
+	}
+	return out
+}
+
+// pathKnown reports whether some route matches r's path with any method.
+func (s *Server) pathKnown(r *http.Request) bool {
+	for _, rt := range s.routes {
+		m := http.NewServeMux()
+		m.HandleFunc(rt.Pattern, func(http.ResponseWriter, *http.Request) {})
+		if _, p := m.Handler(r); p != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Handler is the whole API with its middleware.
@@ -218,6 +249,8 @@ func StatusOf(code errs.Code) int {
 		return http.StatusForbidden
 	case errs.CodeNotFound:
 		return http.StatusNotFound
+	case errs.CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case errs.CodeConflict, errs.CodeSandboxNotActive:
 		return http.StatusConflict
 	case errs.CodeTooLarge:

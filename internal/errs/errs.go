@@ -17,6 +17,7 @@ type Code string
 const (
 	CodeInvalid          Code = "invalid_argument"
 	CodeNotFound         Code = "not_found"
+	CodeMethodNotAllowed Code = "method_not_allowed"
 	CodeConflict         Code = "conflict"
 	CodeUnauthenticated  Code = "unauthenticated"
 	CodeForbidden        Code = "forbidden"

@@ -46,9 +46,10 @@ func Main() int {
 	// would pin an exec sub-group forever.
 	goruntime.LockOSThread()
 	// As PID 1 of its namespace, the agent receives only signals it has a
-	// handler for. Ignore them all, so that `kill -SEGV 1` from a workload
-	// cannot take the sandbox down; SIGCHLD is watched by the reaper.
-	ignoreSignals()
+	// handler for. Catch and drop them all, so that `kill -SEGV 1` from a
+	// workload cannot take the sandbox down; SIGCHLD is watched by the
+	// reaper.
+	swallowSignals()
 	debug.SetGCPercent(50)
 	unix.CloseOnExec(setupFD)
 	unix.CloseOnExec(listenFD)
@@ -173,7 +174,11 @@ func fail(err error) int {
 	return 1
 }
 
-func ignoreSignals() {
+// swallowSignals catches every signal and drops it. Not signal.Ignore: an
+// ignored disposition survives fork and exec, and every workload would then
+// ignore SIGTERM, SIGINT and SIGHUP; a caught one is reset to the default
+// in the child.
+func swallowSignals() {
 	var sigs []os.Signal
 	for s := syscall.Signal(1); s <= 64; s++ {
 		switch s {
@@ -182,7 +187,12 @@ func ignoreSignals() {
 		}
 		sigs = append(sigs, s)
 	}
-	signal.Ignore(sigs...)
+	ch := make(chan os.Signal, 16)
+	signal.Notify(ch, sigs...)
+	go func() {
+		for range ch {
+		}
+	}()
 }
 
 func (t *procTable) count() int {

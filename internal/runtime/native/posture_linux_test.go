@@ -91,6 +91,19 @@ func TestPosture(t *testing.T) {
 		}
 	})
 
+	t.Run("signals-to-pid1-are-dropped", func(t *testing.T) {
+		// A workload's default dispositions are intact (positive control:
+		// it dies of SIGTERM), but the agent drops every signal sent to it.
+		res, err := e.Client.Exec(t.Context(), sb.ID, execReq("root", "sh", "-c", "kill -TERM $$; sleep 5"))
+		if err != nil || res.Signal != "SIGTERM" {
+			t.Fatalf("positive control: SIGTERM did not kill a workload: %v %+v", err, res)
+		}
+		e.Sh(sb.ID, "for s in TERM INT HUP QUIT SEGV BUS ABRT USR1 USR2 PIPE ALRM; do kill -$s 1; done; kill -1 -1; true")
+		if res := e.Exec(sb.ID, "echo", "alive"); res.Stdout != "alive\n" {
+			t.Fatalf("the agent died of a signal: %+v", res)
+		}
+	})
+
 	t.Run("uid-map-unprivileged-and-distinct", func(t *testing.T) {
 		other := e.Create(sandbox.Spec{})
 		m1 := uidMap(t, e, sb.ID)
