@@ -192,7 +192,7 @@ func setupDev(root string, shm int64) error {
 
 // lockDown finishes setup: hostname, cgroup namespace, nested user
 // namespaces refused, then the hardening that every workload inherits.
-func lockDown(cfg *guestapi.Config, beforeCaps func() error, cgDirs ...int) error {
+func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, cgDirs ...int) error {
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("loopback: %w", err)
 	}
@@ -220,9 +220,11 @@ func lockDown(cfg *guestapi.Config, beforeCaps func() error, cgDirs ...int) erro
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("set non-dumpable: %w", err)
 	}
+	mark("misc")
 	if err := harden.SetNoNewPrivs(); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
+	mark("nnp")
 	rules := fsRules()
 	for _, fd := range cgDirs {
 		if fd >= 0 {
@@ -232,16 +234,20 @@ func lockDown(cfg *guestapi.Config, beforeCaps func() error, cgDirs ...int) erro
 	if err := harden.RestrictFS(rules); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
+	mark("landlock")
 	// The spawner thread empties its bounding set, which needs CAP_SETPCAP.
 	if err := beforeCaps(); err != nil {
 		return fmt.Errorf("spawner: %w", err)
 	}
+	mark("spawner")
 	if err := harden.LimitCaps(keepCaps); err != nil {
 		return fmt.Errorf("capabilities: %w", err)
 	}
+	mark("caps")
 	if err := harden.LoadSeccomp(); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
+	mark("seccomp")
 	return nil
 }
 
