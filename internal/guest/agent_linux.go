@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -36,7 +37,7 @@ type Agent struct {
 	started   time.Time
 	execSlots semaphore
 	logged    atomic.Int64
-	setupTook [2]time.Duration // filesystem, hardening
+	phases    []string // setup timings, reported in Ready
 }
 
 // Main is the guest's entry point; it returns the process exit code.
@@ -69,7 +70,7 @@ func Main() int {
 		return fail(fmt.Errorf("listener: %w", err))
 	}
 	ready, _ := json.Marshal(guestapi.Ready{OK: true, Pid: os.Getpid(),
-		Phases: fmt.Sprintf("fs=%s harden=%s", a.setupTook[0].Round(time.Microsecond), a.setupTook[1].Round(time.Microsecond))})
+		Phases: strings.Join(a.phases, " ")})
 	if _, err := unix.Write(setupFD, ready); err != nil {
 		return 1
 	}
@@ -104,11 +105,17 @@ func start(cfg *guestapi.Config, dirs setupDirs) (*Agent, error) {
 		a.procs, err = newProcTable(cg)
 		return err
 	}
-	if err := lockDown(cfg, startProcs, execDir, memDir); err != nil {
+	last := t1
+	mark := func(name string) {
+		now := time.Now()
+		a.phases = append(a.phases, name+"="+now.Sub(last).Round(time.Microsecond).String())
+		last = now
+	}
+	a.phases = append(a.phases, "fs="+t1.Sub(t0).Round(time.Microsecond).String())
+	if err := lockDown(cfg, mark, startProcs, execDir, memDir); err != nil {
 		return nil, err
 	}
 	a.started = time.Now()
-	a.setupTook = [2]time.Duration{t1.Sub(t0), time.Since(t1)}
 	if _, err := os.Stat("/bin/bash"); err == nil {
 		a.shell = "/bin/bash"
 	}
