@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -33,6 +31,8 @@ type serveFlags struct {
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
 	layersSize                              string
+	http                                    httpFlags // serve_http.go
+	obs                                     obsFlags  // serve_audit.go
 }
 
 const defaultDataDir = "/var/lib/paddock"
@@ -63,6 +63,8 @@ first start, written to DATA/admin.key (0600) and printed once.`,
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "paddock", "name of the cgroup that holds every sandbox's group")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
+	f.http.register(fs)
+	f.obs.register(fs)
 	return cmd
 }
 
@@ -86,8 +88,13 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	}
 	defer unlock()
 	raiseNoFile()
+	ob, err := startObs(f, log) // serve_audit.go: audit log, metrics
+	if err != nil {
+		return err
+	}
+	defer ob.Close()
 
-	db, err := store.Open(f.data)
+	db, err := store.Open(f.data, auth.Migrations...)
 	if err != nil {
 		return err
 	}
@@ -115,9 +122,12 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("writable layers: %w", err)
 	}
-	defer layers.Close()
-	if why != nil {
-		log.Warn("writable layers fall back to tmpfs (counted against sandbox memory)", "reason", why)
+	layerKind := "tmpfs"
+	if layers != nil {
+		defer layers.Close()
+		layerKind = layers.Kind()
+	} else {
+		log.Warn("writable layers are tmpfs inside each sandbox (RAM, counted against its memory)", "reason", why)
 	}
 	rt, err := native.New(native.Options{DataDir: f.data, Log: log, Cgroups: cg, Disk: layers, UIDBase: f.uidBase})
 	if err != nil {
@@ -125,11 +135,13 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	}
 	defer rt.Close()
 
+	limits := sandbox.DefaultLimits(goruntime.NumCPU())
+	quotas := newQuotas(db, limits) // serve_auth.go
 	mgr := sandbox.New(sandbox.Config{
-		Limits:       sandbox.DefaultLimits(goruntime.NumCPU()),
+		Limits:       limits,
 		MaxSandboxes: f.maxSandboxes,
 		PoolSize:     f.pool,
-	}, sandbox.Deps{Log: log, Store: db, Backend: rt, Templates: tpls})
+	}, sandbox.Deps{Log: log, Store: db, Backend: rt, Templates: tpls, Admission: quotas, Observer: ob.Observer})
 	if err := mgr.Start(ctx); err != nil {
 		return err
 	}
@@ -137,28 +149,24 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Options{Log: log, Manager: mgr, Auth: auth.NewAdmin(key), Templates: tpls, Version: version})
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       0, // uploads and streams may be long; handlers bound bodies
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	ln, err := net.Listen("tcp", f.listen)
+	authn, err := newAuthn(f.data, db, key, quotas, log) // serve_auth.go
 	if err != nil {
 		return err
 	}
-	if f.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
-		if err != nil {
-			return fmt.Errorf("TLS: %w", err)
-		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	defer authn.Close()
+	web, err := newWeb(f, log) // serve_http.go: hardening, limits, TLS
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Options{Log: log, Manager: mgr, Auth: authn, Templates: tpls, Version: version,
+		Auditor: ob.Auditor, Middleware: ob.middleware(web.harden)})
+	hs := web.server(srv.Handler())
+	ln, err := web.listen()
+	if err != nil {
+		return err
 	}
 	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(cg.Version()),
-		"layers", layers.Kind(), "version", version)
+		"layers", layerKind, "version", version)
 	fmt.Fprintf(e.stderr, "paddock: listening on %s\n", ln.Addr())
 
 	errc := make(chan error, 1)

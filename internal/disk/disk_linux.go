@@ -4,18 +4,15 @@ package disk
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 
 	"github.com/paddockhq/paddock/internal/errs"
 )
 
-// TmpfsDirName is where, under Options.Dir, Open puts the tmpfs fallback.
-const TmpfsDirName = "tmpfs"
-
-// Open tries OpenXFS and falls back to OpenTmpfs (reporting why through
-// the returned reason, for the log). Invalid options are an error, not a
-// reason to fall back.
+// Open tries OpenXFS. Where XFS project quotas are unavailable it returns
+// a nil Store and the reason: the runtime then gives each sandbox a
+// size-limited tmpfs mounted inside the sandbox's own mount namespace (see
+// internal/runtime/native), whose pages count against the sandbox's memory
+// cgroup. Invalid options are an error, not a reason to fall back.
 func Open(o Options) (s Store, fallbackReason error, err error) {
 	s, xerr := OpenXFS(o)
 	if xerr == nil {
@@ -24,9 +21,5 @@ func Open(o Options) (s Store, fallbackReason error, err error) {
 	if errors.Is(xerr, errs.ErrInvalid) {
 		return nil, nil, xerr
 	}
-	s, terr := OpenTmpfs(filepath.Join(o.Dir, TmpfsDirName))
-	if terr != nil {
-		return nil, nil, fmt.Errorf("disk: no store: %w", errors.Join(xerr, terr))
-	}
-	return s, xerr, nil
+	return nil, xerr, nil
 }

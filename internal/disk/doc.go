@@ -10,10 +10,11 @@
 // size. It needs a kernel whose XFS has quota support (CONFIG_XFS_QUOTA) and
 // mkfs.xfs (xfsprogs) for the first start.
 //
-// Where XFS quotas or loop devices are unavailable, Open falls back to the
-// tmpfs store, which mounts a size- and inode-limited tmpfs per layer
-// instead (its pages are then charged to the sandbox's memory cgroup, and
-// its contents do not survive a reboot).
+// Where XFS quotas or loop devices are unavailable, Open returns no store
+// and says why; the runtime then mounts a size- and inode-limited tmpfs per
+// sandbox inside that sandbox's own mount namespace (its pages are charged
+// to the sandbox's memory cgroup, and nothing of it is left in the host's
+// mount table).
 //
 // Layer ids are restricted to [a-z0-9_-]{1,64}, so an id is always a single
 // path component. Remove works through directory fds and never follows a

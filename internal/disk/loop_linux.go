@@ -18,6 +18,8 @@ const loopAttempts = 16
 // mounting never happens, once the returned fd is closed). The caller
 // closes the returned fd after mounting.
 func attachLoop(image string) (dev string, fd int, err error) {
+	// O_NOFOLLOW: a symlink in place of the image must not make us attach
+	// (and then format or mount) whatever file it points to.
 	img, err := unix.Open(image, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", -1, fmt.Errorf("open image %s: %w", image, err)

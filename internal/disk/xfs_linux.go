@@ -31,7 +31,10 @@ const (
 
 	mkfsTimeout   = 2 * time.Minute
 	maxMkfsOutput = 4 << 10
-	mountFlags    = unix.MS_NOSUID | unix.MS_NODEV
+	// Layers hold files written by sandboxes: a setuid binary or a device
+	// node planted there must be inert if anything on the host touches it
+	// (the planted-setuid-file escalation).
+	mountFlags = unix.MS_NOSUID | unix.MS_NODEV
 
 	// maxChargedSkips bounds the quotactl calls one Create spends on free
 	// project ids that are still charged.
@@ -72,12 +75,33 @@ type xfsConfig struct {
 	mountOpts string // data for mount(2); must enforce project quotas
 	superOpt  string // what mountinfo's super options show for mountOpts
 	quota     func(fd int, dev string) quotaOps
+	// procQuota exists when the kernel's XFS has quota support; "" skips
+	// the check.
+	procQuota string
 }
 
 var defaultXFSConfig = xfsConfig{
 	mountOpts: "prjquota",
 	superOpt:  "prjquota",
 	quota:     func(fd int, dev string) quotaOps { return &quotactl{fd: fd, dev: dev} },
+	procQuota: "/proc/fs/xfs/xqm",
+}
+
+// errNoXFSQuota is how a kernel without CONFIG_XFS_QUOTA is reported.
+const errNoXFSQuota = "the kernel's XFS has no quota support (CONFIG_XFS_QUOTA is off), so layers cannot get hard limits"
+
+// xfsLacksQuota reports a kernel whose XFS is registered (it has
+// /proc/fs/xfs) but was built without quotas (no /proc/fs/xfs/xqm): known
+// before any image is made or mounted.
+func (c xfsConfig) xfsLacksQuota() bool {
+	if c.procQuota == "" {
+		return false
+	}
+	if _, err := os.Stat(filepath.Dir(c.procQuota)); err != nil {
+		return false // XFS not loaded yet: the mount will tell
+	}
+	_, err := os.Stat(c.procQuota)
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // OpenXFS creates (first time: sparse file + mkfs.xfs) or reuses the image,
@@ -121,6 +145,16 @@ func openXFS(o Options, cfg xfsConfig) (Store, error) {
 	if err := os.Mkdir(s.mnt, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("disk: create %s: %w", s.mnt, err)
 	}
+	// mount(2) follows symlinks: a link at Dir/mnt would put the image (and
+	// every layer) wherever it points.
+	if fi, err := os.Lstat(s.mnt); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("disk: %s is not a directory", s.mnt)
+	}
+	// Bad options are the caller's error on every host, so check them
+	// before anything that depends on the kernel.
+	if _, err := os.Lstat(s.image); errors.Is(err, os.ErrNotExist) && o.ImageSize < MinImageSize {
+		return nil, fmt.Errorf("disk: %w", errs.Invalid("image size %d is below the minimum of %d bytes", o.ImageSize, MinImageSize))
+	}
 	mounted, err := s.mount(o.ImageSize)
 	if err != nil {
 		return nil, fmt.Errorf("disk: %w", err)
@@ -150,9 +184,20 @@ func (s *xfsStore) mount(size int64) (bool, error) {
 		s.dev = m.Source
 		return false, nil
 	}
-	if err := s.ensureImage(size); err != nil {
+	if s.cfg.xfsLacksQuota() {
+		return false, fmt.Errorf("%w: %s", errs.ErrUnsupported, errNoXFSQuota)
+	}
+	created, err := s.ensureImage(size)
+	if err != nil {
 		return false, err
 	}
+	mounted := false
+	defer func() {
+		if !mounted && created {
+			// Nothing is on a fresh image yet: do not leave it behind.
+			_ = os.Remove(s.image)
+		}
+	}()
 	dev, lfd, err := attachLoop(s.image)
 	if err != nil {
 		return false, fmt.Errorf("%w: attach %s to a loop device: %w", errs.ErrUnsupported, s.image, err)
@@ -167,7 +212,7 @@ func (s *xfsStore) mount(size int64) (bool, error) {
 			// the image mounts without the quota option.
 			if perr := unix.Mount(dev, s.mnt, "xfs", mountFlags, ""); perr == nil {
 				_ = unix.Unmount(s.mnt, unix.UMOUNT_NOFOLLOW)
-				return false, fmt.Errorf("%w: the kernel's XFS has no quota support (CONFIG_XFS_QUOTA is off), so layers cannot get hard limits: %w", errs.ErrUnsupported, err)
+				return false, fmt.Errorf("%w: %s: %w", errs.ErrUnsupported, errNoXFSQuota, err)
 			}
 		}
 		return false, fmt.Errorf("mount %s on %s (xfs, %s): %w", dev, s.mnt, s.cfg.mountOpts, err)
@@ -176,6 +221,7 @@ func (s *xfsStore) mount(size int64) (bool, error) {
 	// the device detach itself when the filesystem is unmounted.
 	unix.Close(lfd)
 	s.dev = dev
+	mounted = true
 	return true, nil
 }
 
@@ -209,27 +255,27 @@ func (s *xfsStore) checkExisting(m mountEntry) error {
 // ensureImage makes the sparse image and its filesystem if it does not
 // exist yet. It is built under a temporary name and renamed into place, so
 // a crash mid-mkfs never leaves a half-made image behind.
-func (s *xfsStore) ensureImage(size int64) error {
+func (s *xfsStore) ensureImage(size int64) (created bool, err error) {
 	if _, err := os.Lstat(s.image); err == nil {
-		return nil
+		return false, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("stat image: %w", err)
+		return false, fmt.Errorf("stat image: %w", err)
 	}
 	if size < MinImageSize {
-		return errs.Invalid("image size %d is below the minimum of %d bytes", size, MinImageSize)
+		return false, errs.Invalid("image size %d is below the minimum of %d bytes", size, MinImageSize)
 	}
 	size &^= 4095
 	mkfs, err := exec.LookPath("mkfs.xfs")
 	if err != nil {
-		return fmt.Errorf("%w: mkfs.xfs not found (install xfsprogs): %w", errs.ErrUnsupported, err)
+		return false, fmt.Errorf("%w: mkfs.xfs not found (install xfsprogs): %w", errs.ErrUnsupported, err)
 	}
 	tmp := s.image + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove stale %s: %w", tmp, err)
+		return false, fmt.Errorf("remove stale %s: %w", tmp, err)
 	}
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("create image: %w", err)
+		return false, fmt.Errorf("create image: %w", err)
 	}
 	err = f.Truncate(size)
 	if cerr := f.Close(); err == nil {
@@ -249,9 +295,9 @@ func (s *xfsStore) ensureImage(size int64) error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("make image %s: %w", s.image, err)
+		return false, fmt.Errorf("make image %s: %w", s.image, err)
 	}
-	return nil
+	return true, nil
 }
 
 func runMkfs(mkfs, image string) error {

@@ -690,29 +690,25 @@ func TestXFSCreateUndo(t *testing.T) {
 	}
 }
 
-func TestOpenFallsBackToTmpfs(t *testing.T) {
+func TestOpenFallsBackWithoutXFS(t *testing.T) {
 	requireRoot(t)
 	dir := storeDir(t)
 	t.Cleanup(func() { forceCleanup(t, dir) })
-	// Without mkfs.xfs the XFS store cannot be made.
+	// Without mkfs.xfs the XFS store cannot be made: Open reports why and
+	// returns no store (the runtime then mounts tmpfs layers itself).
 	t.Setenv("PATH", "")
 	s, reason, err := Open(Options{Dir: dir, ImageSize: MinImageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if s.Kind() != "tmpfs" || !errors.Is(reason, errs.ErrUnsupported) || !strings.Contains(reason.Error(), "mkfs.xfs") {
-		t.Fatalf("Open = %s store, reason %v", s.Kind(), reason)
+	if s != nil || !errors.Is(reason, errs.ErrUnsupported) {
+		t.Fatalf("Open = %v store, reason %v", s, reason)
 	}
-	l, err := s.Create("fb", mib, 10, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Dir(l.Dir) != filepath.Join(dir, TmpfsDirName) {
-		t.Fatalf("fallback layer at %s", l.Dir)
-	}
-	if err := s.Remove("fb"); err != nil {
-		t.Fatal(err)
+	// The reason names what is missing (here, before any quota check).
+	cfg := defaultXFSConfig
+	cfg.procQuota = ""
+	if _, err := openXFS(Options{Dir: t.TempDir(), ImageSize: MinImageSize}, cfg); !errors.Is(err, errs.ErrUnsupported) || !strings.Contains(err.Error(), "mkfs.xfs") {
+		t.Fatalf("OpenXFS without mkfs.xfs: %v", err)
 	}
 	// Bad options are an error, not a reason to fall back.
 	if _, _, err := Open(Options{Dir: t.TempDir(), ImageSize: 1}); !errors.Is(err, errs.ErrInvalid) {
@@ -765,17 +761,32 @@ func TestXFSWithoutKernelQuota(t *testing.T) {
 		t.Fatalf("OpenXFS = %v, want unsupported naming CONFIG_XFS_QUOTA", err)
 	}
 	rdir, _ := filepath.EvalSymlinks(dir)
+	if _, err := os.Lstat(filepath.Join(rdir, imageName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("failed OpenXFS left an image: %v", err)
+	}
+
+	// Without the /proc hint (XFS not registered yet), the mount itself
+	// tells: prjquota is refused but a plain mount works. Nothing may be
+	// left mounted, attached or made.
+	cfg := defaultXFSConfig
+	cfg.procQuota = ""
+	_, err = openXFS(Options{Dir: dir, ImageSize: MinImageSize}, cfg)
+	if !errors.Is(err, errs.ErrUnsupported) || !strings.Contains(err.Error(), "CONFIG_XFS_QUOTA") {
+		t.Fatalf("OpenXFS (mount probe) = %v, want unsupported naming CONFIG_XFS_QUOTA", err)
+	}
 	if isMounted(t, filepath.Join(rdir, mountName)) {
 		t.Fatal("failed OpenXFS left a mount")
 	}
 	waitFor(t, "loop device to detach", func() bool { return len(loopDevsFor(filepath.Join(rdir, imageName))) == 0 })
+	if _, err := os.Lstat(filepath.Join(rdir, imageName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("failed OpenXFS left an image: %v", err)
+	}
 	s, reason, err := Open(Options{Dir: dir, ImageSize: MinImageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if s.Kind() != "tmpfs" || !strings.Contains(fmt.Sprint(reason), "CONFIG_XFS_QUOTA") {
-		t.Fatalf("Open = %s, reason %v", s.Kind(), reason)
+	if s != nil || !strings.Contains(fmt.Sprint(reason), "CONFIG_XFS_QUOTA") {
+		t.Fatalf("Open = %v, reason %v", s, reason)
 	}
 }
 

@@ -4,6 +4,8 @@ package guest
 
 import (
 	"encoding/json"
+
+	"golang.org/x/sys/unix"
 	"net/http"
 	"time"
 
@@ -60,9 +62,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func (a *Agent) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, guestapi.Health{
+	h := guestapi.Health{
 		Version: guestapi.Version,
 		Uptime:  time.Since(a.started).Seconds(),
 		Procs:   a.procs.count(),
-	})
+	}
+	// An overlay reports its upper filesystem: the writable layer.
+	var st unix.Statfs_t
+	if unix.Statfs("/", &st) == nil {
+		h.DiskBytes = int64(st.Blocks-st.Bfree) * st.Bsize
+		h.DiskInodes = int64(st.Files - st.Ffree)
+	}
+	writeJSON(w, h)
 }

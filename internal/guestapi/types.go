@@ -56,6 +56,10 @@ type Ready struct {
 	Pid   int    `json:"pid"` // the guest's pid in its own namespace (always 1)
 	// Phases times the guest's setup steps, for the host's debug log.
 	Phases string `json:"phases,omitempty"`
+	// MainAt and ConfigAt are when the guest entered main and received its
+	// Config (Unix nanoseconds), for the same log.
+	MainAt   int64 `json:"main_at,omitempty"`
+	ConfigAt int64 `json:"config_at,omitempty"`
 }
 
 // Health is the answer of GET /v1/health.
@@ -63,6 +67,9 @@ type Health struct {
 	Version int     `json:"version"`
 	Uptime  float64 `json:"uptime_s"`
 	Procs   int     `json:"procs"`
+	// DiskBytes and DiskInodes are what the writable layer holds.
+	DiskBytes  int64 `json:"disk_bytes"`
+	DiskInodes int64 `json:"disk_inodes"`
 }
 
 // ExecRequest asks the guest to run one command.

@@ -30,6 +30,7 @@ import (
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/internal/tenant"
 )
 
 // Main runs the guest agent when the test binary was started as one, and
@@ -62,6 +63,7 @@ type Options struct {
 	UIDBase      int
 	Slots        int // uid ranges (sandboxes alive at once); default 64
 	Log          *slog.Logger
+	Audit        AuditOptions // audit.go: the audit log (on by default) and metrics
 }
 
 // Env is a running stack.
@@ -78,11 +80,18 @@ type Env struct {
 	Manager   *sandbox.Manager
 	Server    *httptest.Server
 	AdminKey  string
+	Auth      *auth.Service     // keys, tenants, sandbox tokens
+	Quotas    *tenant.Admission // the manager's Admission
 	Client    *client.Client
 	Scope     sandbox.Scope
 
 	closed bool
+	obs    *envObs // audit.go
 }
+
+// TmpfsLayers reports whether sandboxes' writable layers are tmpfs (RAM,
+// charged to their memory cgroup) rather than a quota'd host store.
+func (e *Env) TmpfsLayers() bool { return e.Disk == nil }
 
 // New starts a stack; t.Cleanup destroys it (and every sandbox in it).
 func New(t testing.TB, o Options) *Env {
@@ -117,7 +126,7 @@ func New(t testing.TB, o Options) *Env {
 			t.Fatalf("testenv: %s: %v", what, err)
 		}
 	}
-	e.Store, err = store.Open(e.Data)
+	e.Store, err = store.Open(e.Data, auth.Migrations...)
 	must("store", err)
 	e.Templates, err = template.Open(e.Data, log)
 	must("templates", err)
@@ -132,13 +141,21 @@ func New(t testing.TB, o Options) *Env {
 	if o.Limits != nil {
 		limits = *o.Limits
 	}
+	e.Quotas = tenant.NewAdmission(tenant.NewStore(e.Store.SQL()), limits)
+	e.obs, err = openObs(e.Data, o.Audit, log) // audit.go
+	must("audit log", err)
 	e.Manager = sandbox.New(sandbox.Config{Limits: limits, PoolSize: o.PoolSize, MaxSandboxes: o.MaxSandboxes},
-		sandbox.Deps{Log: log, Store: e.Store, Backend: e.Backend, Templates: e.Templates})
+		sandbox.Deps{Log: log, Store: e.Store, Backend: e.Backend, Templates: e.Templates, Admission: e.Quotas, Observer: e.obs.observer()})
 	must("manager start", e.Manager.Start(context.Background()))
 	e.AdminKey = auth.NewKey()
+	secret, err := auth.LoadSecret(e.Data)
+	must("token secret", err)
+	e.Auth, err = auth.NewService(auth.Options{DB: e.Store.SQL(), Tenants: e.Quotas.Tenants(), AdminKey: e.AdminKey, Secret: secret, Log: log})
+	must("auth", err)
 	adm := auth.NewAdmin(e.AdminKey)
 	e.Scope = sandbox.Scope{Tenant: adm.Principal().Tenant, Actor: adm.Principal().KeyID}
-	srv := api.New(api.Options{Log: log, Manager: e.Manager, Auth: adm, Templates: e.Templates, Version: "test"})
+	srv := api.New(api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
+		Auditor: e.obs.auditor(), Middleware: e.obs.middleware(api.Harden(api.HardenOptions{Log: log}))})
 	e.Server = httptest.NewServer(srv.Handler())
 	e.Client = client.New(e.Server.URL, e.AdminKey)
 	t.Cleanup(e.Close)
@@ -151,6 +168,7 @@ func (e *Env) Close() {
 		return
 	}
 	e.closed = true
+	e.obs.stopRefusing()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if e.Server != nil {
@@ -168,6 +186,12 @@ func (e *Env) Close() {
 // Shutdown releases the stack's resources without deleting sandboxes, as a
 // server exit does (restart tests reopen the same data directory).
 func (e *Env) Shutdown() {
+	e.obs.close()
+	e.obs = nil
+	if e.Auth != nil {
+		_ = e.Auth.Close()
+		e.Auth = nil
+	}
 	if e.Backend != nil {
 		_ = e.Backend.Close()
 		e.Backend = nil

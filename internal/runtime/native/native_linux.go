@@ -30,7 +30,9 @@ type Options struct {
 	DataDir string // run state lives in DataDir/run
 	Log     *slog.Logger
 	Cgroups *cgroup.Host
-	Disk    disk.Store
+	// Disk holds writable layers with host-side quotas. Nil: each sandbox
+	// gets a size-limited tmpfs mounted inside its own mount namespace.
+	Disk disk.Store
 	// UIDBase is the first host uid given to sandboxes; Slots ranges of
 	// 65536 uids follow it. They must not overlap real host users.
 	UIDBase int
@@ -52,8 +54,9 @@ type Backend struct {
 	slots *slots
 	run   string
 
-	mu   sync.Mutex
-	live map[string]*instance
+	mu       sync.Mutex
+	live     map[string]*instance
+	cleanups sync.WaitGroup
 }
 
 // record is what the manager persists for each sandbox.
@@ -67,8 +70,8 @@ type record struct {
 // New prepares the backend: the sealed binary, the run directory, and the
 // staging mount points.
 func New(o Options) (*Backend, error) {
-	if o.Cgroups == nil || o.Disk == nil {
-		return nil, errors.New("native: cgroups and disk store are required")
+	if o.Cgroups == nil {
+		return nil, errors.New("native: cgroups are required")
 	}
 	if o.UIDBase == 0 {
 		o.UIDBase = 1_000_000
@@ -87,6 +90,12 @@ func New(o Options) (*Backend, error) {
 	}
 	b := &Backend{o: o, log: o.Log, slots: newSlots(o.Slots), live: make(map[string]*instance),
 		run: filepath.Join(o.DataDir, "run")}
+	if err := os.MkdirAll(b.run, 0o700); err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
+	if err := mountRunTmpfs(b.run); err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
 	for _, d := range []string{b.run, filepath.Join(b.run, "sandboxes")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("native: %w", err)
@@ -116,8 +125,12 @@ func guestStage(i int) string { return "stage/" + strconv.Itoa(i) }
 
 var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
-// Close releases the sealed binary. Sandboxes keep running.
-func (b *Backend) Close() error { return b.self.Close() }
+// Close waits for pending cleanups and releases the sealed binary.
+// Sandboxes keep running.
+func (b *Backend) Close() error {
+	b.cleanups.Wait()
+	return b.self.Close()
+}
 
 // Create implements runtime.Backend.
 func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Instance, err error) {
@@ -133,24 +146,38 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	}
 	uid := b.o.UIDBase + slot*uidsPerSandbox
 	inst := &instance{b: b, id: cfg.ID, slot: slot, uid: uid, done: make(chan struct{}), ph: newPhases()}
+	// The cgroups are made while the guest process starts (it stays blocked
+	// on its setup socket, and is moved into them before it can run
+	// anything): the two overlap on a multi-core host.
+	cgDone := make(chan error, 1)
+	go func() {
+		cg, err := b.o.Cgroups.Create(cfg.ID, b.cgLimits(cfg.Limits), uid, uid)
+		if err == nil {
+			inst.cg = cg
+		}
+		cgDone <- err
+	}()
+	var cgErr error
+	cgWait := sync.OnceFunc(func() { cgErr = <-cgDone })
 	defer func() {
 		if err != nil {
+			cgWait()
 			b.teardown(inst)
 		}
 	}()
 
-	layer, err := b.o.Disk.Create(cfg.ID, cfg.Limits.DiskBytes, cfg.Limits.DiskInodes, uid, uid)
-	if err != nil {
-		return nil, fmt.Errorf("writable layer: %w", err)
+	var lay layerSpec
+	if b.o.Disk != nil {
+		layer, err := b.o.Disk.Create(cfg.ID, cfg.Limits.DiskBytes, cfg.Limits.DiskInodes, uid, uid)
+		if err != nil {
+			return nil, fmt.Errorf("writable layer: %w", err)
+		}
+		inst.layer = true
+		lay.dir = layer.Dir
+	} else {
+		lay.tmpfs = fmt.Sprintf("size=%d,nr_inodes=%d,mode=0700,uid=%d,gid=%d", cfg.Limits.DiskBytes, cfg.Limits.DiskInodes, uid, uid)
 	}
-	inst.layer = true
 	inst.ph.mark("layer")
-	cg, err := b.o.Cgroups.Create(cfg.ID, b.cgLimits(cfg.Limits), uid, uid)
-	if err != nil {
-		return nil, fmt.Errorf("cgroup: %w", err)
-	}
-	inst.cg = cg
-	inst.ph.mark("cgroup")
 	if err := os.Mkdir(b.sbDir(cfg.ID), 0o700); err != nil {
 		return nil, fmt.Errorf("run dir: %w", err)
 	}
@@ -171,11 +198,17 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		Env:        cfg.Env,
 	}
 	gc.CgroupVersion = int(b.o.Cgroups.Version())
-	paths := cg.DelegatedPaths()
-	if b.o.Cgroups.Version() == 2 {
-		gc.CgroupExecDir, gc.CgroupMemoryDir = paths["unified"], paths["unified"]
-	} else {
-		gc.CgroupExecDir, gc.CgroupMemoryDir = paths["pids"], paths["memory"]
+	joinCgroup := func() error {
+		if cgWait(); cgErr != nil {
+			return fmt.Errorf("cgroup: %w", cgErr)
+		}
+		paths := inst.cg.DelegatedPaths()
+		if b.o.Cgroups.Version() == 2 {
+			gc.CgroupExecDir, gc.CgroupMemoryDir = paths["unified"], paths["unified"]
+		} else {
+			gc.CgroupExecDir, gc.CgroupMemoryDir = paths["pids"], paths["memory"]
+		}
+		return nil
 	}
 	lowers := []string{cfg.Template.Root}
 	for i, o := range cfg.Template.Overlays {
@@ -183,7 +216,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		lowers = append(lowers, o.Source)
 	}
 	inst.ph.mark("dirs")
-	if err := b.spawn(ctx, inst, gc, lowers, layer.Dir); err != nil {
+	if err := b.spawn(ctx, inst, &gc, lowers, lay, joinCgroup); err != nil {
 		return nil, err
 	}
 	b.log.Debug("sandbox started", "sandbox", cfg.ID, "phases", inst.ph.String())
@@ -191,6 +224,14 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	b.live[inst.id] = inst
 	b.mu.Unlock()
 	return inst, nil
+}
+
+// layerSpec says where a sandbox's writable layer is: a host directory
+// from the disk store, or tmpfs options for a mount made inside the
+// sandbox's namespace.
+type layerSpec struct {
+	dir   string
+	tmpfs string
 }
 
 // mkMountDirs makes the empty mount points of one sandbox, searchable by
@@ -203,7 +244,7 @@ func (b *Backend) mkMountDirs(id string, uid, stages int) error {
 	if err := os.Chown(mnt, uid, uid); err != nil {
 		return err
 	}
-	dirs := []string{filepath.Join(mnt, "newroot"), filepath.Join(mnt, "stage")}
+	dirs := []string{filepath.Join(mnt, "newroot"), filepath.Join(mnt, "stage"), filepath.Join(mnt, "layer")}
 	for i := 0; i < stages; i++ {
 		dirs = append(dirs, filepath.Join(mnt, "stage", strconv.Itoa(i)))
 	}
@@ -211,6 +252,26 @@ func (b *Backend) mkMountDirs(id string, uid, stages int) error {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// mountRunTmpfs puts the run directory (sockets, guest logs, empty mount
+// points) on a tmpfs, unless it already is one: a server restart reuses the
+// mount, and the sockets in it, to reattach sandboxes. Creating a
+// sandbox's directories there costs microseconds, where a busy ext4 takes
+// milliseconds.
+func mountRunTmpfs(dir string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return err
+	}
+	if st.Type == unix.TMPFS_MAGIC {
+		return nil
+	}
+	if err := unix.Mount("paddock-run", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC,
+		"mode=0700,size=256m,nr_inodes=1048576"); err != nil {
+		return fmt.Errorf("mount tmpfs on the run directory: %w", err)
 	}
 	return nil
 }
@@ -228,30 +289,41 @@ func shmSize(mem int64) int64 {
 // ends in ENOSPC, never in an OOM kill of whoever wrote the last byte.
 func (b *Backend) cgLimits(l runtime.Limits) cgroup.Limits {
 	mem := l.MemoryBytes
-	if b.o.Disk.Kind() == "tmpfs" && mem > 0 {
+	if b.o.Disk == nil && mem > 0 {
 		mem += l.DiskBytes
 	}
 	return cgroup.Limits{CPU: l.CPU, MemoryBytes: mem, Pids: l.Pids}
 }
 
-// teardown releases whatever inst holds, in reverse order. Safe to call on
-// a half-built instance and more than once.
+// teardown kills inst and releases whatever it holds, in reverse order.
+// Safe to call on a half-built instance and more than once.
 func (b *Backend) teardown(inst *instance) {
+	b.stop(inst)
+	b.release(inst)
+}
+
+// stop kills the guest — and with it, as PID 1 of its namespace, every
+// process of the sandbox — and waits until it is gone.
+func (b *Backend) stop(inst *instance) {
 	inst.kill()
-	if inst.cmdDone != nil {
+	if inst.cmdDone != nil || inst.reattached {
 		select {
 		case <-inst.done:
 		case <-time.After(10 * time.Second):
 			b.log.Warn("guest did not exit after SIGKILL", "sandbox", inst.id)
 		}
 	}
+}
+
+// release frees a stopped sandbox's cgroups, layer, run directory and slot.
+func (b *Backend) release(inst *instance) {
 	var errsSeen []string
 	if inst.cg != nil {
 		if err := inst.cg.Destroy(); err != nil {
 			errsSeen = append(errsSeen, "cgroup: "+err.Error())
 		}
 	}
-	if inst.layer {
+	if inst.layer && b.o.Disk != nil {
 		if err := b.o.Disk.Remove(inst.id); err != nil {
 			errsSeen = append(errsSeen, "layer: "+err.Error())
 		}
@@ -286,7 +358,20 @@ func (b *Backend) Destroy(ctx context.Context, ri runtime.Instance) error {
 	if !ok {
 		return errors.New("native: foreign instance")
 	}
-	inst.destroyOnce.Do(func() { b.teardown(inst) })
+	inst.destroyOnce.Do(func() {
+		// SIGKILL to the namespace's init cannot be caught or blocked: from
+		// here nothing in the sandbox runs again, so the caller is answered
+		// now and the kernel's teardown, the wait for it and the release of
+		// cgroups, layer and slot happen after. A crash meanwhile is swept
+		// on the next start.
+		inst.kill()
+		b.cleanups.Add(1)
+		go func() {
+			defer b.cleanups.Done()
+			b.stop(inst)
+			b.release(inst)
+		}()
+	})
 	return nil
 }
 
@@ -314,7 +399,7 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 		return nil, fmt.Errorf("native: slot %d of %s already taken", rec.Slot, id)
 	}
 	inst := &instance{b: b, id: id, slot: rec.Slot, uid: rec.UIDBase, pid: rec.Pid, startTime: rec.StartTime,
-		pidfd: pidfd, done: make(chan struct{}), layer: true, runDir: true}
+		pidfd: pidfd, done: make(chan struct{}), layer: true, runDir: true, reattached: true}
 	if cg, err := b.o.Cgroups.Open(id); err == nil {
 		inst.cg = cg
 	}
@@ -370,9 +455,11 @@ func (b *Backend) Sweep(ctx context.Context, keep map[string]bool) (int, error) 
 			found[id] = true
 		}
 	}
-	if ids, err := b.o.Disk.List(); err == nil {
-		for _, id := range ids {
-			found[id] = true
+	if b.o.Disk != nil {
+		if ids, err := b.o.Disk.List(); err == nil {
+			for _, id := range ids {
+				found[id] = true
+			}
 		}
 	}
 	if ents, err := os.ReadDir(filepath.Join(b.run, "sandboxes")); err == nil {

@@ -98,7 +98,7 @@ func TestPosture(t *testing.T) {
 		if err != nil || res.Signal != "SIGTERM" {
 			t.Fatalf("positive control: SIGTERM did not kill a workload: %v %+v", err, res)
 		}
-		e.Sh(sb.ID, "for s in TERM INT HUP QUIT SEGV BUS ABRT USR1 USR2 PIPE ALRM; do kill -$s 1; done; kill -1 -1; true")
+		e.Sh(sb.ID, "for s in TERM INT HUP QUIT ILL TRAP ABRT STKFLT SYS BUS FPE SEGV USR1 USR2 PIPE ALRM XCPU XFSZ VTALRM IO PWR WINCH CONT TSTP TTIN TTOU 34 40 50 64; do kill -$s 1; done; kill -1 -1; true")
 		if res := e.Exec(sb.ID, "echo", "alive"); res.Stdout != "alive\n" {
 			t.Fatalf("the agent died of a signal: %+v", res)
 		}
@@ -225,7 +225,7 @@ func TestPosture(t *testing.T) {
 		}
 		mem := readCgroup(t, "memory", e.Prefix+"/"+sb.ID+"/w/memory.limit_in_bytes")
 		wantMem := (spec.MemoryMB + 1024) << 20 // tmpfs layers: memory + disk (default 1 GiB)
-		if e.Disk.Kind() != "tmpfs" {
+		if !e.TmpfsLayers() {
 			wantMem = spec.MemoryMB << 20
 		}
 		if mem != strconv.FormatInt(wantMem, 10) {

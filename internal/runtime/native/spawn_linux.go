@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,17 +27,18 @@ import (
 
 // instance is one native sandbox.
 type instance struct {
-	b         *Backend
-	id        string
-	slot      int
-	uid       int
-	pid       int
-	startTime uint64
-	pidfd     int
-	cg        *cgroup.Group
-	guest     *guestapi.Client
-	layer     bool // a writable layer exists
-	runDir    bool // a run directory exists
+	b          *Backend
+	id         string
+	slot       int
+	uid        int
+	pid        int
+	startTime  uint64
+	pidfd      int
+	cg         *cgroup.Group
+	guest      *guestapi.Client
+	layer      bool // a writable layer exists
+	runDir     bool // a run directory exists
+	reattached bool // started by an earlier server process
 
 	ph          *phases       // create timings, for the debug log
 	cmdDone     chan struct{} // non-nil once a guest process was started
@@ -66,8 +68,16 @@ func (i *instance) Stats() (runtime.Stats, error) {
 		s = runtime.Stats{MemoryBytes: cs.MemoryBytes, MemoryPeakBytes: cs.MemoryPeakBytes, OOMKills: cs.OOMKills,
 			Pids: cs.Pids, CPUUsage: cs.CPUUsage, CPUThrottled: cs.CPUThrottled}
 	}
-	if u, err := i.b.o.Disk.Usage(i.id); err == nil {
-		s.DiskBytes, s.DiskInodes = u.Bytes, u.Inodes
+	if i.b.o.Disk != nil {
+		if u, err := i.b.o.Disk.Usage(i.id); err == nil {
+			s.DiskBytes, s.DiskInodes = u.Bytes, u.Inodes
+		}
+	} else if i.guest != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if h, err := i.guest.Health(ctx); err == nil {
+			s.DiskBytes, s.DiskInodes = h.DiskBytes, h.DiskInodes
+		}
 	}
 	return s, nil
 }
@@ -86,7 +96,7 @@ func (i *instance) watchPidfd() {
 }
 
 // spawn starts the guest and completes the setup handshake.
-func (b *Backend) spawn(ctx context.Context, inst *instance, gc guestapi.Config, lowers []string, layerDir string) error {
+func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config, lowers []string, lay layerSpec, joinCgroup func() error) error {
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("socketpair: %w", err)
@@ -121,9 +131,10 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc guestapi.Config,
 
 	inst.ph.mark("sockets")
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/fd/" + strconv.Itoa(int(b.self.Fd())),
-		Args:       []string{"paddock-guest"},
-		Env:        []string{"GOMAXPROCS=2", "GOTRACEBACK=none"},
+		Path: "/proc/self/fd/" + strconv.Itoa(int(b.self.Fd())),
+		Args: []string{"paddock-guest"},
+		// GOGC from the environment: debug.SetGCPercent would stop the world.
+		Env:        []string{"GOMAXPROCS=2", "GOTRACEBACK=none", "GOGC=50"},
 		Dir:        "/",
 		Stdin:      devnull,
 		Stdout:     logf,
@@ -142,6 +153,7 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc guestapi.Config,
 			Setsid:                     true,
 		},
 	}
+	startedAt := time.Now()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start guest: %w", err)
 	}
@@ -164,13 +176,20 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc guestapi.Config,
 
 	// The guest is blocked reading its Config: nothing runs inside yet, so
 	// moving it into its cgroups now leaves no window to escape them.
+	if err := joinCgroup(); err != nil {
+		return err
+	}
 	if err := inst.cg.AddProc(inst.pid); err != nil {
 		return fmt.Errorf("join cgroup: %w", err)
 	}
 	inst.ph.mark("join-cgroup")
 	mnt := filepath.Join(b.sbDir(inst.id), "mnt")
 	stage := func(i int) string { return filepath.Join(mnt, "stage", strconv.Itoa(i)) }
-	dirFDs, err := attachLowers(inst.pid, lowers, stage, []string{mnt, layerDir})
+	layerDir, tmpfsAt := lay.dir, ""
+	if lay.tmpfs != "" {
+		layerDir, tmpfsAt = filepath.Join(mnt, "layer"), filepath.Join(mnt, "layer")
+	}
+	dirFDs, err := attachLowers(inst.pid, lowers, stage, []string{mnt, layerDir}, tmpfsAt, lay.tmpfs)
 	if err != nil {
 		return fmt.Errorf("attach template: %w", err)
 	}
@@ -204,7 +223,8 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc guestapi.Config,
 			ready <- errors.New("guest setup failed: " + r.Error)
 			return
 		}
-		inst.ph.note(r.Phases)
+		inst.ph.note(fmt.Sprintf("main@+%s config@+%s %s", time.Duration(r.MainAt-startedAt.UnixNano()).Round(time.Microsecond),
+			time.Duration(r.ConfigAt-startedAt.UnixNano()).Round(time.Microsecond), r.Phases))
 		ready <- nil
 	}()
 	t := time.NewTimer(b.o.ReadyTimeout)
@@ -235,7 +255,13 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc guestapi.Config,
 // the root-only data directory (and must not), and a descriptor opened in
 // the host's namespace would name the host's mounts, which overlayfs
 // refuses for the same reason.
-func attachLowers(pid int, lowers []string, stage func(int) string, dirs []string) ([]int, error) {
+//
+// With tmpfsOpts set it also mounts the sandbox's writable layer there, at
+// tmpfsAt: a tmpfs made by this (host-root) thread, so the sandbox cannot
+// change its size, and living only in the sandbox's namespace, so the
+// host's mount table does not grow with every sandbox (each new mount
+// namespace copies all of it).
+func attachLowers(pid int, lowers []string, stage func(int) string, dirs []string, tmpfsAt, tmpfsOpts string) ([]int, error) {
 	userns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -286,6 +312,12 @@ func attachLowers(pid int, lowers []string, stage func(int) string, dirs []strin
 				return
 			}
 		}
+		if tmpfsOpts != "" {
+			if err := mountTmpfs(tmpfsAt, tmpfsOpts); err != nil {
+				done <- fmt.Errorf("writable layer: %w", err)
+				return
+			}
+		}
 		for _, d := range dirs {
 			fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
@@ -303,4 +335,32 @@ func attachLowers(pid int, lowers []string, stage func(int) string, dirs []strin
 		return nil, err
 	}
 	return out, nil
+}
+
+// mountTmpfs mounts a tmpfs with opts ("k=v,...") at target, with the new
+// mount API so each option is checked on its own.
+func mountTmpfs(target, opts string) error {
+	fd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("fsopen: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, kv := range strings.Split(opts, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := unix.FsconfigSetString(fd, k, v); err != nil {
+			return fmt.Errorf("tmpfs option %s: %w", k, err)
+		}
+	}
+	if err := unix.FsconfigCreate(fd); err != nil {
+		return fmt.Errorf("create tmpfs: %w", err)
+	}
+	mfd, err := unix.Fsmount(fd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return fmt.Errorf("fsmount: %w", err)
+	}
+	defer unix.Close(mfd)
+	if err := unix.MoveMount(mfd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach tmpfs: %w", err)
+	}
+	return nil
 }

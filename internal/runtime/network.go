@@ -1,0 +1,54 @@
+package runtime
+
+import "context"
+
+// NetPolicy is a sandbox's egress policy as backends see it (already
+// validated by the manager): Mode is "none", "allowlist" or "open".
+type NetPolicy struct {
+	Mode      string   `json:"mode"`
+	Allow     []string `json:"allow,omitempty"`      // domain patterns (allowlist mode)
+	AllowCIDR []string `json:"allow_cidr,omitempty"` // IP destinations (allowlist mode)
+}
+
+// Networked reports whether p gives the sandbox an interface at all.
+func (p *NetPolicy) Networked() bool { return p != nil && p.Mode != "" && p.Mode != "none" }
+
+// NetSetup is what the guest installs for a network attachment.
+type NetSetup struct {
+	ResolvConf string            `json:"resolv_conf"`     // the whole /etc/resolv.conf
+	Hosts      string            `json:"hosts,omitempty"` // lines added to /etc/hosts
+	Env        map[string]string `json:"env,omitempty"`   // sandbox-wide variables (proxy settings)
+	Files      map[string]string `json:"files,omitempty"` // further files, path → content (e.g. a CA bundle)
+}
+
+// LoopbackResolvConf is /etc/resolv.conf of a sandbox without network.
+const LoopbackResolvConf = "# no network: this sandbox has loopback only\n"
+
+// LoopbackOnly is the setup of a sandbox in mode "none".
+func LoopbackOnly() NetSetup { return NetSetup{ResolvConf: LoopbackResolvConf} }
+
+// Network gives sandboxes their network: an interface in the sandbox's
+// network namespace, the host side's filtering, and the egress proxy and
+// resolver that enforce the policy. Backends call it; the composition root
+// provides it.
+type Network interface {
+	// Attach connects sandbox id, whose network namespace is that of pid,
+	// with policy p (Networked), or changes the policy of an attached one
+	// (new connections follow it at once). The returned setup is what the
+	// guest must install.
+	Attach(ctx context.Context, id string, pid int, p NetPolicy) (NetSetup, error)
+	// Detach removes the sandbox's interface and forgets it; a no-op for a
+	// sandbox that has none.
+	Detach(ctx context.Context, id string) error
+	// Sweep detaches every sandbox whose id is not in keep (left by a
+	// crash) and returns how many it removed.
+	Sweep(ctx context.Context, keep map[string]bool) (int, error)
+}
+
+// NetworkInstance is an Instance whose network can change while it runs.
+type NetworkInstance interface {
+	// SetNetwork attaches, re-polices or (mode "none") detaches the
+	// sandbox's network and returns what the guest must now install. It
+	// does not talk to the guest.
+	SetNetwork(ctx context.Context, p NetPolicy) (NetSetup, error)
+}
