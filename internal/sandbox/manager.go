@@ -87,6 +87,7 @@ type Config struct {
 	PoolSize     int           // warm sandboxes of the default template
 	MaxOutput    int64         // default per-stream cap of a buffered exec
 	MaxExecTime  time.Duration // ceiling of an exec's timeout
+	Files        FileLimits    // files API (files.go); zero fields take defaults
 }
 
 // Deps are the manager's collaborators.
@@ -109,6 +110,8 @@ type Manager struct {
 	obs  Observer
 	adm  Admission
 	pool *pool
+
+	netLocks keyedLocks // network changes, one sandbox at a time (network.go)
 
 	mu     sync.Mutex
 	boxes  map[string]*box
@@ -283,8 +286,15 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	sb := Sandbox{Tenant: sc.Tenant, State: StateRunning, Spec: spec, CreatedAt: now,
 		ExpiresAt: now.Add(time.Duration(spec.TimeoutS) * time.Second)}
 	if b := m.pool.claim(spec); b != nil {
-		if err := b.inst.SetLimits(runtimeLimits(spec)); err != nil {
+		var err error
+		if p := b.sb.Spec; p.CPU != spec.CPU || p.MemoryMB != spec.MemoryMB || p.Pids != spec.Pids {
+			err = b.inst.SetLimits(runtimeLimits(spec))
+		}
+		if err != nil {
 			m.log.Warn("pooled sandbox rejected limits; destroying it", "sandbox", b.sb.ID, "err", err)
+			m.destroy(b)
+		} else if err := m.claimNetwork(ctx, b, spec); err != nil {
+			m.log.Warn("pooled sandbox could not get its network; destroying it", "sandbox", b.sb.ID, "err", err)
 			m.destroy(b)
 		} else {
 			sb.ID = b.sb.ID
@@ -305,7 +315,8 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
 		return Sandbox{}, err
 	}
-	inst, err := m.rt.Create(ctx, runtime.Config{ID: sb.ID, Template: tpl, Limits: runtimeLimits(spec), Hostname: sb.ID})
+	inst, err := m.rt.Create(ctx, runtime.Config{ID: sb.ID, Template: tpl, Limits: runtimeLimits(spec), Hostname: sb.ID,
+		Network: runtimeNetwork(spec.Network)})
 	if err != nil {
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		m.log.Error("create sandbox", "sandbox", sb.ID, "err", err)
