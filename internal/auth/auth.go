@@ -1,5 +1,15 @@
 // Package auth authenticates API callers and carries who they are through
 // a request's context.
+//
+// Three kinds of credential are accepted, in this order: the bootstrap
+// admin key (Admin, from Bootstrap); API keys kept in the database
+// (random, shown once, stored as SHA-256 hashes, each with an id, a tenant,
+// scopes, an optional expiry and a revoked flag; "pdk_" or, for E2B
+// clients, "e2b_" + hex); and sandbox-scoped tokens ("pdt_"), which need
+// no row: they are HMAC-SHA256-signed with a secret kept in the data
+// directory, bound to one sandbox, short-lived, and never hold more than
+// the key that minted them still holds. Service is the Authenticator that
+// checks all three; Migrations are its tables (tenants included).
 package auth
 
 import (
@@ -42,6 +52,9 @@ type Principal struct {
 	Scopes []Scope
 	// Sandbox, for a sandbox-scoped token, is the one sandbox it reaches.
 	Sandbox string
+	// TokenID, for a sandbox-scoped token, is the token's own id (KeyID is
+	// then the key that minted it).
+	TokenID string
 }
 
 // Can reports whether p holds scope s (admin holds every scope).
@@ -57,6 +70,16 @@ func (p Principal) Can(s Scope) bool {
 // Authenticator checks a bearer token.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (Principal, error)
+}
+
+// ParseScope reads a scope name.
+func ParseScope(s string) (Scope, error) {
+	for _, sc := range AllScopes {
+		if string(sc) == s {
+			return sc, nil
+		}
+	}
+	return "", errs.Invalid("unknown scope %q (scopes: read, write, exec, admin)", clip(s))
 }
 
 type ctxKey struct{}

@@ -1,0 +1,103 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/tenant"
+)
+
+// Types of keys, tenants and tokens, shared with the server.
+type (
+	Key          = auth.KeyInfo
+	CreatedKey   = auth.CreatedKey
+	Scope        = auth.Scope
+	Quotas       = tenant.Quotas
+	Defaults     = tenant.Defaults
+	SandboxToken = auth.Token
+)
+
+// Tenant is a tenant as the server shows it, with its current usage.
+type Tenant struct {
+	tenant.Tenant
+	Usage *tenant.Usage `json:"usage,omitempty"`
+}
+
+// KeyRequest asks for a key. Format is "paddock" (default) or "e2b".
+type KeyRequest struct {
+	Tenant      string     `json:"tenant"`
+	Scopes      []Scope    `json:"scopes"`
+	Name        string     `json:"name,omitempty"`
+	Description string     `json:"description,omitempty"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	Format      string     `json:"format,omitempty"`
+}
+
+// CreateKey makes an API key (admin). The answer holds the key: the only
+// time it is shown.
+func (c *Client) CreateKey(ctx context.Context, req KeyRequest) (CreatedKey, error) {
+	var k CreatedKey
+	err := c.call(ctx, http.MethodPost, "/v1/keys", req, &k)
+	return k, err
+}
+
+// ListKeys lists keys (admin), of one tenant if tenantName is set.
+func (c *Client) ListKeys(ctx context.Context, tenantName string) ([]Key, error) {
+	path := "/v1/keys"
+	if tenantName != "" {
+		path += "?tenant=" + url.QueryEscape(tenantName)
+	}
+	var out struct {
+		Keys []Key `json:"keys"`
+	}
+	err := c.call(ctx, http.MethodGet, path, nil, &out)
+	return out.Keys, err
+}
+
+// RevokeKey revokes a key and every token it minted (admin).
+func (c *Client) RevokeKey(ctx context.Context, id string) error {
+	return c.call(ctx, http.MethodDelete, "/v1/keys/"+url.PathEscape(id), nil, nil)
+}
+
+// CreateTenant makes a tenant (admin).
+func (c *Client) CreateTenant(ctx context.Context, name string, q Quotas) (Tenant, error) {
+	var t Tenant
+	err := c.call(ctx, http.MethodPost, "/v1/tenants", map[string]any{"name": name, "quotas": q}, &t)
+	return t, err
+}
+
+// ListTenants lists tenants (admin).
+func (c *Client) ListTenants(ctx context.Context) ([]Tenant, error) {
+	var out struct {
+		Tenants []Tenant `json:"tenants"`
+	}
+	err := c.call(ctx, http.MethodGet, "/v1/tenants", nil, &out)
+	return out.Tenants, err
+}
+
+// GetTenant reads a tenant (admin).
+func (c *Client) GetTenant(ctx context.Context, name string) (Tenant, error) {
+	var t Tenant
+	err := c.call(ctx, http.MethodGet, "/v1/tenants/"+url.PathEscape(name), nil, &t)
+	return t, err
+}
+
+// SetQuotas replaces a tenant's quotas (admin).
+func (c *Client) SetQuotas(ctx context.Context, name string, q Quotas) (Tenant, error) {
+	var t Tenant
+	err := c.call(ctx, http.MethodPut, "/v1/tenants/"+url.PathEscape(name), map[string]any{"quotas": q}, &t)
+	return t, err
+}
+
+// CreateToken mints a token that reaches only sandbox id, with scopes
+// (read, write, exec; at most the caller's), for ttl (0: the server's
+// default, 15 minutes).
+func (c *Client) CreateToken(ctx context.Context, id string, scopes []Scope, ttl time.Duration) (SandboxToken, error) {
+	var t SandboxToken
+	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/tokens",
+		map[string]any{"scopes": scopes, "ttl_s": int64(ttl / time.Second)}, &t)
+	return t, err
+}

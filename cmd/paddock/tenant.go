@@ -1,0 +1,270 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/paddockhq/paddock/client"
+)
+
+func newTenantCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{Use: "tenant", Short: "Manage tenants and their quotas (needs an admin key)"}
+	cmd.AddCommand(newTenantCreateCmd(e), newTenantLsCmd(e), newTenantShowCmd(e), newTenantSetCmd(e))
+	return cmd
+}
+
+// quotaFlags are the quota options of tenant create and set; only the
+// flags given change anything.
+type quotaFlags struct {
+	fs                                       *pflag.FlagSet
+	maxSandboxes, createBurst                int
+	maxPids, defPids                         int64
+	maxTotalCPU, perMinute, maxCPU, defCPU   float64
+	maxTotalMem, maxMem, maxDisk, maxTimeout string
+	defTemplate, defMem, defDisk, defTimeout string
+	modes, domains                           []string
+	denySecrets, denyPorts                   bool
+}
+
+func (q *quotaFlags) register(fs *pflag.FlagSet) {
+	q.fs = fs
+	fs.IntVar(&q.maxSandboxes, "max-sandboxes", 0, "sandboxes running at once (0: no tenant limit)")
+	fs.Float64Var(&q.maxTotalCPU, "max-total-cpu", 0, "CPU cores across running sandboxes")
+	fs.StringVar(&q.maxTotalMem, "max-total-memory", "", "memory across running sandboxes, e.g. 16G")
+	fs.Float64Var(&q.perMinute, "create-per-minute", 0, "sandbox creations per minute (beyond it: 429 with Retry-After)")
+	fs.IntVar(&q.createBurst, "create-burst", 0, "creations allowed at once (default: the per-minute rate)")
+	fs.Float64Var(&q.maxCPU, "max-cpu", 0, "CPU cores per sandbox")
+	fs.StringVar(&q.maxMem, "max-memory", "", "memory per sandbox, e.g. 4G")
+	fs.StringVar(&q.maxDisk, "max-disk", "", "disk per sandbox, e.g. 8G")
+	fs.Int64Var(&q.maxPids, "max-pids", 0, "processes per sandbox")
+	fs.StringVar(&q.maxTimeout, "max-timeout", "", "life of a sandbox, e.g. 2h")
+	fs.StringArrayVar(&q.modes, "network-mode", nil, "allowed network mode: none, allowlist, open (repeatable; none is always allowed; \"\" clears)")
+	fs.StringArrayVar(&q.domains, "allow-domain", nil, "domain sandboxes may be allowed to reach: example.com or *.example.com (repeatable; \"\" clears)")
+	fs.BoolVar(&q.denySecrets, "deny-secrets", false, "sandboxes may not use secrets")
+	fs.BoolVar(&q.denyPorts, "deny-exposed-ports", false, "sandboxes may not expose ports")
+	fs.StringVar(&q.defTemplate, "default-template", "", "template of a spec that names none")
+	fs.Float64Var(&q.defCPU, "default-cpu", 0, "CPU of a spec that sets none")
+	fs.StringVar(&q.defMem, "default-memory", "", "memory of a spec that sets none")
+	fs.StringVar(&q.defDisk, "default-disk", "", "disk of a spec that sets none")
+	fs.Int64Var(&q.defPids, "default-pids", 0, "pids of a spec that sets none")
+	fs.StringVar(&q.defTimeout, "default-timeout", "", "life of a sandbox whose spec sets none")
+}
+
+// apply writes the flags that were given into qu.
+func (q *quotaFlags) apply(qu *client.Quotas) error {
+	set := q.fs.Changed
+	size := func(flag, v string, dst *int64) error {
+		if !set(flag) {
+			return nil
+		}
+		mb, err := parseSizeMB(v)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		*dst = mb
+		return nil
+	}
+	dur := func(flag, v string, dst *int64) error {
+		if !set(flag) {
+			return nil
+		}
+		d, err := parseDuration(v)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		*dst = int64(d.Seconds())
+		return nil
+	}
+	list := func(flag string, v []string, dst *[]string) {
+		if !set(flag) {
+			return
+		}
+		*dst = nil
+		for _, x := range v {
+			for _, p := range strings.Split(x, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					*dst = append(*dst, p)
+				}
+			}
+		}
+	}
+	if set("max-sandboxes") {
+		qu.MaxSandboxes = q.maxSandboxes
+	}
+	if set("max-total-cpu") {
+		qu.MaxTotalCPU = q.maxTotalCPU
+	}
+	if set("create-per-minute") {
+		qu.CreatePerMinute = q.perMinute
+	}
+	if set("create-burst") {
+		qu.CreateBurst = q.createBurst
+	}
+	if set("max-cpu") {
+		qu.MaxCPU = q.maxCPU
+	}
+	if set("max-pids") {
+		qu.MaxPids = q.maxPids
+	}
+	if set("deny-secrets") {
+		qu.DenySecrets = q.denySecrets
+	}
+	if set("deny-exposed-ports") {
+		qu.DenyExposedPorts = q.denyPorts
+	}
+	if set("default-template") {
+		qu.Defaults.Template = q.defTemplate
+	}
+	if set("default-cpu") {
+		qu.Defaults.CPU = q.defCPU
+	}
+	if set("default-pids") {
+		qu.Defaults.Pids = q.defPids
+	}
+	list("network-mode", q.modes, &qu.NetworkModes)
+	list("allow-domain", q.domains, &qu.AllowedDomains)
+	for _, err := range []error{
+		size("max-total-memory", q.maxTotalMem, &qu.MaxTotalMemoryMB),
+		size("max-memory", q.maxMem, &qu.MaxMemoryMB),
+		size("max-disk", q.maxDisk, &qu.MaxDiskMB),
+		dur("max-timeout", q.maxTimeout, &qu.MaxTimeoutS),
+		size("default-memory", q.defMem, &qu.Defaults.MemoryMB),
+		size("default-disk", q.defDisk, &qu.Defaults.DiskMB),
+		dur("default-timeout", q.defTimeout, &qu.Defaults.TimeoutS),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newTenantCreateCmd(e *env) *cobra.Command {
+	var q quotaFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create NAME [quota flags]",
+		Short: "Create a tenant",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var qu client.Quotas
+			if err := q.apply(&qu); err != nil {
+				return err
+			}
+			t, err := e.client().CreateTenant(cmd.Context(), args[0], qu)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, t)
+			}
+			fmt.Fprintln(e.stdout, t.Name)
+			return nil
+		},
+	}
+	q.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newTenantSetCmd(e *env) *cobra.Command {
+	var q quotaFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "set NAME [quota flags]",
+		Short: "Change a tenant's quotas (the flags given; 0 or \"\" removes a limit)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := e.client()
+			t, err := c.GetTenant(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			qu := t.Quotas
+			if err := q.apply(&qu); err != nil {
+				return err
+			}
+			t, err = c.SetQuotas(cmd.Context(), args[0], qu)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, t)
+			}
+			fmt.Fprintln(e.stdout, t.Name)
+			return nil
+		},
+	}
+	q.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newTenantShowCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a tenant, its quotas and usage, as JSON",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := e.client().GetTenant(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printJSON(e.stdout, t)
+		},
+	}
+}
+
+func newTenantLsCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List tenants",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := e.client().ListTenants(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if list == nil {
+					list = []client.Tenant{}
+				}
+				return printJSON(e.stdout, list)
+			}
+			rows := make([][]string, 0, len(list))
+			for _, t := range list {
+				var running, cpu, mem string
+				if u := t.Usage; u != nil {
+					running, cpu, mem = fmt.Sprint(u.Sandboxes), fmt.Sprintf("%g", u.CPU), fmt.Sprintf("%dM", u.MemoryMB)
+				}
+				q := t.Quotas
+				rows = append(rows, []string{t.Name, running + limitOf(float64(q.MaxSandboxes), ""),
+					cpu + limitOf(q.MaxTotalCPU, ""), mem + limitOf(float64(q.MaxTotalMemoryMB), "M"),
+					rateOf(q.CreatePerMinute), ago(t.CreatedAt)})
+			}
+			table(e.stdout, []string{"NAME", "SANDBOXES", "CPU", "MEMORY", "CREATE RATE", "CREATED"}, rows)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func limitOf(v float64, unit string) string {
+	if v == 0 {
+		return "/-"
+	}
+	return fmt.Sprintf("/%g%s", v, unit)
+}
+
+func rateOf(perMinute float64) string {
+	if perMinute == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%g/min", perMinute)
+}

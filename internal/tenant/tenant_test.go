@@ -1,0 +1,505 @@
+package tenant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), Migrations...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return NewStore(db.SQL())
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newAdmission(t *testing.T, name string, q Quotas) (*Admission, *clock) {
+	t.Helper()
+	s := openStore(t)
+	if _, err := s.Create(context.Background(), name, q); err != nil {
+		t.Fatal(err)
+	}
+	a := NewAdmission(s, sandbox.DefaultLimits(4))
+	c := &clock{t: time.Unix(1_900_000_000, 0)}
+	a.now = c.now
+	return a, c
+}
+
+func running(at time.Time, cpu float64, mem int64) sandbox.Sandbox {
+	return sandbox.Sandbox{State: sandbox.StateRunning, CreatedAt: at, Spec: sandbox.Spec{CPU: cpu, MemoryMB: mem}}
+}
+
+func TestStore(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	def, err := s.Get(ctx, Default)
+	if err != nil {
+		t.Fatalf("the default tenant must exist: %v", err)
+	}
+	if def.Quotas.MaxSandboxes != 0 || def.CreatedAt.IsZero() {
+		t.Fatalf("default tenant = %+v", def)
+	}
+	if _, err := s.Create(ctx, "acme", Quotas{MaxSandboxes: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "acme", Quotas{}); errs.CodeOf(err) != errs.CodeConflict {
+		t.Fatalf("duplicate create: %v", err)
+	}
+	for _, bad := range []string{"", "Acme", "a b", "-x", strings.Repeat("a", 64), "../x"} {
+		if _, err := s.Create(ctx, bad, Quotas{}); errs.CodeOf(err) != errs.CodeInvalid {
+			t.Errorf("create %q: %v, want invalid_argument", bad, err)
+		}
+	}
+	got, err := s.Get(ctx, "acme")
+	if err != nil || got.Quotas.MaxSandboxes != 3 {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	// The cached copy is replaced at once by SetQuotas.
+	if _, err := s.SetQuotas(ctx, "acme", Quotas{MaxSandboxes: 5, AllowedDomains: []string{"PyPI.org."}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Get(ctx, "acme")
+	if got.Quotas.MaxSandboxes != 5 || got.Quotas.AllowedDomains[0] != "pypi.org" {
+		t.Fatalf("after set: %+v", got.Quotas)
+	}
+	if _, err := s.SetQuotas(ctx, "nope", Quotas{}); errs.CodeOf(err) != errs.CodeNotFound {
+		t.Fatalf("set on a missing tenant: %v", err)
+	}
+	if _, err := s.Get(ctx, "nope"); errs.CodeOf(err) != errs.CodeNotFound {
+		t.Fatalf("get missing: %v", err)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "acme" || list[1].Name != Default {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		q    Quotas
+		in   string // "" = valid
+	}{
+		{"empty", Quotas{}, ""},
+		{"full", Quotas{MaxSandboxes: 4, MaxTotalCPU: 4, MaxTotalMemoryMB: 8192, CreatePerMinute: 10, CreateBurst: 3,
+			MaxCPU: 2, MaxMemoryMB: 4096, MaxDiskMB: 4096, MaxPids: 100, MaxTimeoutS: 60,
+			NetworkModes: []string{"none", "allowlist"}, AllowedDomains: []string{"*.github.com", "pypi.org"},
+			Defaults: Defaults{Template: "host", CPU: 1, MemoryMB: 512, TimeoutS: 30}}, ""},
+		{"negative", Quotas{MaxSandboxes: -1}, "max_sandboxes"},
+		{"negative cpu", Quotas{MaxCPU: -0.5}, "max_cpu"},
+		{"huge", Quotas{CreatePerMinute: 1e12}, "create_per_minute"},
+		{"burst without rate", Quotas{CreateBurst: 3}, "create_burst"},
+		{"unknown mode", Quotas{NetworkModes: []string{"wide"}}, "network_modes"},
+		{"duplicate mode", Quotas{NetworkModes: []string{"open", "open"}}, "twice"},
+		{"bad domain", Quotas{AllowedDomains: []string{"exa mple.com"}}, "allowed_domains"},
+		{"bad wildcard", Quotas{AllowedDomains: []string{"*"}}, "allowed_domains"},
+		{"mid wildcard", Quotas{AllowedDomains: []string{"a.*.com"}}, "allowed_domains"},
+		{"default above max", Quotas{MaxMemoryMB: 512, Defaults: Defaults{MemoryMB: 1024}}, "defaults.memory_mb"},
+		{"bad template", Quotas{Defaults: Defaults{Template: "../x"}}, "defaults.template"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.q.Validate()
+			if c.in == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if errs.CodeOf(err) != errs.CodeInvalid || !strings.Contains(err.Error(), c.in) {
+				t.Fatalf("error = %v, want invalid_argument mentioning %q", err, c.in)
+			}
+		})
+	}
+}
+
+func TestCovered(t *testing.T) {
+	allowed := []string{"pypi.org", "*.github.com", "*.internal.example"}
+	cases := []struct {
+		want string
+		ok   bool
+	}{
+		{"pypi.org", true},
+		{"PyPI.org.", true},
+		{"files.pypi.org", false},
+		{"github.com", false}, // a wildcard does not cover its apex
+		{"api.github.com", true},
+		{"a.b.github.com", true},
+		{"*.github.com", true},
+		{"*.api.github.com", true},
+		{"evilgithub.com", false},
+		{"github.com.evil.com", false},
+		{"*.com", false},
+		{"*", false},
+		{"", false},
+		{"exa mple.org", false},
+	}
+	for _, c := range cases {
+		if got := covered(c.want, allowed); got != c.ok {
+			t.Errorf("covered(%q) = %v, want %v", c.want, got, c.ok)
+		}
+	}
+}
+
+func TestAdmitCeilings(t *testing.T) {
+	q := Quotas{MaxCPU: 2, MaxMemoryMB: 1024, MaxDiskMB: 2048, MaxPids: 256, MaxTimeoutS: 600,
+		NetworkModes: []string{"allowlist"}, AllowedDomains: []string{"*.github.com", "pypi.org"},
+		Defaults: Defaults{MemoryMB: 256, TimeoutS: 60}}
+	a, _ := newAdmission(t, "acme", q)
+	ctx := context.Background()
+	sc := sandbox.Scope{Tenant: "acme", Actor: "key_x"}
+	cases := []struct {
+		name string
+		spec sandbox.Spec
+		code errs.Code
+		in   string
+	}{
+		{"defaults fit", sandbox.Spec{}, "", ""},
+		{"cpu", sandbox.Spec{CPU: 3}, errs.CodeForbidden, "tenant acme: per-sandbox CPU ceiling is 2 cores (requested 3)"},
+		{"memory", sandbox.Spec{MemoryMB: 2048}, errs.CodeForbidden, "tenant acme: per-sandbox memory ceiling is 1024 MiB (requested 2048 MiB)"},
+		{"disk", sandbox.Spec{DiskMB: 4096}, errs.CodeForbidden, "disk ceiling is 2048 MiB"},
+		{"server default disk under the ceiling", sandbox.Spec{}, "", ""},
+		{"pids", sandbox.Spec{Pids: 1000}, errs.CodeForbidden, "pids ceiling is 256"},
+		{"timeout", sandbox.Spec{TimeoutS: 3600}, errs.CodeForbidden, "timeout ceiling is 600 s"},
+		{"mode none always", sandbox.Spec{Network: &sandbox.Network{Mode: "none"}}, "", ""},
+		{"mode open", sandbox.Spec{Network: &sandbox.Network{Mode: "open"}}, errs.CodeForbidden, `network mode "open" is not allowed (allowed: none, allowlist)`},
+		{"allowed domains", sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"api.github.com", "pypi.org"}}}, "", ""},
+		{"allowed domain with a port", sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"API.github.com:443"}}}, "", ""},
+		{"other domain with an allowed port", sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"evil.example:443"}}},
+			errs.CodeForbidden, `domain "evil.example:443" is not among`},
+		{"other domain", sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"api.github.com", "evil.example"}}},
+			errs.CodeForbidden, `domain "evil.example" is not among the tenant's allowed domains`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := c.spec
+			err := a.Admit(ctx, sc, "create", &spec, nil)
+			if c.code == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if errs.CodeOf(err) != c.code || !strings.Contains(errs.Public(err), c.in) {
+				t.Fatalf("error = %v (%s), want %s containing %q", err, errs.CodeOf(err), c.code, c.in)
+			}
+		})
+	}
+	// Tenant defaults fill what the spec leaves unset; set fields stay.
+	spec := sandbox.Spec{CPU: 0.5}
+	if err := a.Admit(ctx, sc, "create", &spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if spec.MemoryMB != 256 || spec.TimeoutS != 60 || spec.CPU != 0.5 || spec.DiskMB != 0 {
+		t.Fatalf("after defaults: %+v", spec)
+	}
+	// A server default above a ceiling (pids 512 > 256) is lowered to it
+	// for a spec that leaves the field unset; one that asks is refused.
+	if spec.Pids != 256 {
+		t.Fatalf("unset pids = %d, want the ceiling 256", spec.Pids)
+	}
+	// Timeout changes meet the same ceiling.
+	long := sandbox.Spec{TimeoutS: 601}
+	if err := a.Admit(ctx, sc, "timeout", &long, nil); errs.CodeOf(err) != errs.CodeForbidden {
+		t.Fatalf("timeout op: %v", err)
+	}
+	ok := sandbox.Spec{TimeoutS: 600}
+	if err := a.Admit(ctx, sc, "timeout", &ok, nil); err != nil {
+		t.Fatalf("timeout op within the ceiling: %v", err)
+	}
+	// The "network" op applies only the network policy.
+	open := sandbox.Spec{CPU: 99, Network: &sandbox.Network{Mode: "open"}}
+	if err := a.Admit(ctx, sc, "network", &open, nil); errs.CodeOf(err) != errs.CodeForbidden {
+		t.Fatalf("network op: %v", err)
+	}
+	// An unknown tenant is refused, naming it.
+	if err := a.Admit(ctx, sandbox.Scope{Tenant: "ghost"}, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeForbidden ||
+		!strings.Contains(err.Error(), "ghost") {
+		t.Fatalf("unknown tenant: %v", err)
+	}
+}
+
+func TestAdmitOpenModeWithDomains(t *testing.T) {
+	// No mode restriction, but a domain list: open would bypass it.
+	a, _ := newAdmission(t, "acme", Quotas{AllowedDomains: []string{"pypi.org"}})
+	spec := sandbox.Spec{Network: &sandbox.Network{Mode: "open"}}
+	err := a.Admit(context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &spec, nil)
+	if errs.CodeOf(err) != errs.CodeForbidden || !strings.Contains(err.Error(), "allowed domains") {
+		t.Fatalf("open with a domain list: %v", err)
+	}
+	// Positive control: without the domain list, open passes the tenant.
+	b, _ := newAdmission(t, "acme", Quotas{})
+	if err := b.Admit(context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &spec, nil); err != nil {
+		t.Fatalf("open without a domain list: %v", err)
+	}
+}
+
+func TestAdmitCountAndTotals(t *testing.T) {
+	ctx := context.Background()
+	sc := sandbox.Scope{Tenant: "acme"}
+	a, c := newAdmission(t, "acme", Quotas{MaxSandboxes: 3, MaxTotalCPU: 4, MaxTotalMemoryMB: 4096})
+	past := c.now().Add(-time.Hour)
+	live := []sandbox.Sandbox{running(past, 1, 1024), running(past, 1, 2560),
+		{State: sandbox.StateFailed, CreatedAt: past, Spec: sandbox.Spec{CPU: 4, MemoryMB: 4096}}} // failed ones hold nothing
+	err := a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 1024}, live)
+	want := "tenant acme: memory quota 4096 MiB would be exceeded (in use 3584 MiB, requested 1024 MiB)"
+	if errs.CodeOf(err) != errs.CodeLimit || errs.Public(err) != want {
+		t.Fatalf("memory: %v, want %q", err, want)
+	}
+	err = a.Admit(ctx, sc, "create", &sandbox.Spec{CPU: 2.5, MemoryMB: 64}, live)
+	if errs.CodeOf(err) != errs.CodeLimit || !strings.Contains(err.Error(), "CPU quota 4 cores would be exceeded (in use 2, requested 2.5)") {
+		t.Fatalf("cpu: %v", err)
+	}
+	err = a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 8192}, live)
+	if errs.CodeOf(err) != errs.CodeForbidden || !strings.Contains(err.Error(), "smaller than the request") {
+		t.Fatalf("a request above the whole quota: %v", err)
+	}
+	if err := a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 512}, live); err != nil {
+		t.Fatalf("fits: %v", err)
+	}
+	// That admitted create is in flight: with the old list, the count is
+	// now at its quota.
+	err = a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 32}, live)
+	if errs.CodeOf(err) != errs.CodeLimit || !strings.Contains(err.Error(), "sandbox quota 3 reached") {
+		t.Fatalf("count: %v", err)
+	}
+}
+
+// TestConcurrentCreatesRespectQuota: creates that race, all seeing the same
+// (stale) list of live sandboxes, are admitted only up to the quota.
+func TestConcurrentCreatesRespectQuota(t *testing.T) {
+	a, _ := newAdmission(t, "acme", Quotas{MaxSandboxes: 5})
+	var ok, refused atomic.Int32
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := a.Admit(context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &sandbox.Spec{}, nil)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errs.CodeOf(err) == errs.CodeLimit:
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 5 || refused.Load() != 45 {
+		t.Fatalf("admitted %d, refused %d; want 5 and 45", ok.Load(), refused.Load())
+	}
+}
+
+func TestReservationsSettle(t *testing.T) {
+	sc := sandbox.Scope{Tenant: "acme"}
+	a, c := newAdmission(t, "acme", Quotas{MaxSandboxes: 2})
+	// A create whose caller goes away (its context ends) without a sandbox
+	// appearing gives its place back.
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := a.Admit(ctx, sc, "create", &sandbox.Spec{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("third: %v", err)
+	}
+	cancel()
+	waitFor(t, func() bool { return a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil) == nil })
+
+	// Created sandboxes replace their reservations: with both live, the
+	// count is two, not four.
+	b, c2 := newAdmission(t, "acme", Quotas{MaxSandboxes: 3})
+	for range 2 {
+		if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c2.add(time.Millisecond)
+	live := []sandbox.Sandbox{running(c2.now(), 1, 512), running(c2.now(), 1, 512)}
+	if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, live); err != nil {
+		t.Fatalf("third with two live: %v", err)
+	}
+	if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, live); errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("fourth: %v", err)
+	}
+	// A reservation that never settles expires.
+	c2.add(reservationTTL + time.Second)
+	if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, live); err != nil {
+		t.Fatalf("after the reservations expired: %v", err)
+	}
+	_ = c
+}
+
+func TestRateLimit(t *testing.T) {
+	sc := sandbox.Scope{Tenant: "acme"}
+	a, c := newAdmission(t, "acme", Quotas{CreatePerMinute: 6, CreateBurst: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admit := func() error { return a.Admit(ctx, sc, "create", &sandbox.Spec{}, nil) }
+	for i := range 2 {
+		if err := admit(); err != nil {
+			t.Fatalf("burst %d: %v", i, err)
+		}
+	}
+	err := admit()
+	var rl *RateLimitError
+	if !errors.As(err, &rl) || errs.CodeOf(err) != errs.CodeRateLimited {
+		t.Fatalf("over the rate: %v", err)
+	}
+	if rl.RetryAfter() != 10*time.Second || !strings.Contains(errs.Public(err), "tenant acme: create rate quota of 6 per minute exceeded") {
+		t.Fatalf("retry after %s, message %q", rl.RetryAfter(), errs.Public(err))
+	}
+	c.add(9 * time.Second)
+	if err := admit(); !errors.As(err, &rl) || rl.RetryAfter() != time.Second {
+		t.Fatalf("a second early: %v", err)
+	}
+	c.add(time.Second)
+	if err := admit(); err != nil {
+		t.Fatalf("after the refill: %v", err)
+	}
+	// Refused creates do not spend tokens (the ceiling answers first).
+	b, _ := newAdmission(t, "acme", Quotas{CreatePerMinute: 1, MaxMemoryMB: 512})
+	for range 3 {
+		if err := b.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 1024}, nil); errs.CodeOf(err) != errs.CodeForbidden {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Admit(ctx, sc, "create", &sandbox.Spec{}, nil); err != nil {
+		t.Fatalf("first valid create: %v", err)
+	}
+}
+
+func TestAdmitSecretsAndPorts(t *testing.T) {
+	ctx := context.Background()
+	a, _ := newAdmission(t, "locked", Quotas{DenySecrets: true, DenyExposedPorts: true})
+	_, _ = a.tenants.Create(ctx, "open", Quotas{})
+	if err := a.AdmitSecrets(ctx, "locked", []string{"GITHUB_TOKEN"}); errs.CodeOf(err) != errs.CodeForbidden ||
+		!strings.Contains(err.Error(), "tenant locked: secrets are not allowed") {
+		t.Fatalf("secrets: %v", err)
+	}
+	if err := a.AdmitExposedPorts(ctx, "locked", []int{8080}); errs.CodeOf(err) != errs.CodeForbidden ||
+		!strings.Contains(err.Error(), "exposed ports are not allowed") {
+		t.Fatalf("ports: %v", err)
+	}
+	if err := a.AdmitSecrets(ctx, "locked", nil); err != nil {
+		t.Fatalf("no secrets asked: %v", err)
+	}
+	if err := a.AdmitSecrets(ctx, "open", []string{"X"}); err != nil {
+		t.Fatalf("positive control: %v", err)
+	}
+	if err := a.AdmitExposedPorts(ctx, "open", []int{80}); err != nil {
+		t.Fatalf("positive control: %v", err)
+	}
+	// The signatures are reachable through a caller's local interface.
+	var _ interface {
+		AdmitSecrets(context.Context, string, []string) error
+		AdmitExposedPorts(context.Context, string, []int) error
+	} = a
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func FuzzDomain(f *testing.F) {
+	for _, s := range []string{"example.com", "*.example.com", "EXAMPLE.com.", "*", "", "a..b", "-a.com", "a_b.example",
+		"*.*.com", strings.Repeat("a.", 130) + "com", "xn--bcher-kva.example", "a\x00b"} {
+		f.Add(s, "*.example.com")
+	}
+	f.Fuzz(func(t *testing.T, d, pattern string) {
+		n, ok := normalizeDomain(d)
+		if !ok {
+			if covered(d, []string{"*.example.com", "example.com"}) {
+				t.Fatalf("invalid %q covered", d)
+			}
+			return
+		}
+		if n2, ok2 := normalizeDomain(n); !ok2 || n2 != n {
+			t.Fatalf("normalize not idempotent: %q → %q → %q", d, n, n2)
+		}
+		if !covered(d, []string{n}) {
+			t.Fatalf("%q not covered by itself (%q)", d, n)
+		}
+		if p, ok := normalizeDomain(pattern); ok && covered(d, []string{p}) && !strings.HasPrefix(p, "*.") && p != n {
+			t.Fatalf("exact pattern %q covers a different name %q", p, n)
+		}
+	})
+}
+
+func FuzzQuotasJSON(f *testing.F) {
+	f.Add(`{}`)
+	f.Add(`{"max_sandboxes":3,"allowed_domains":["*.github.com"],"network_modes":["allowlist"],"defaults":{"memory_mb":256}}`)
+	f.Add(`{"max_cpu":-1}`)
+	f.Add(`{"create_per_minute":1e308}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var q Quotas
+		if json.Unmarshal([]byte(s), &q) != nil {
+			return
+		}
+		if q.Validate() != nil {
+			return
+		}
+		// A valid quota set stays valid and is a fixed point.
+		b, _ := json.Marshal(q)
+		var q2 Quotas
+		if err := json.Unmarshal(b, &q2); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Validate(); err != nil {
+			t.Fatalf("re-validate %s: %v", b, err)
+		}
+		if q.burst() < 1 {
+			t.Fatalf("burst %g", q.burst())
+		}
+	})
+}
+
+func TestStripPortAndOtherDestinations(t *testing.T) {
+	for in, want := range map[string]string{"a.com:443": "a.com", "a.com": "a.com", "a.com:": "a.com:", "a.com:x1": "a.com:x1", "*.a.com:80": "*.a.com"} {
+		if got := stripPort(in); got != want {
+			t.Errorf("stripPort(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if f := otherDestinations(&sandbox.Network{Mode: "allowlist", Allow: []string{"a.com"}}); f != "" {
+		t.Fatalf("allow alone reported as %q", f)
+	}
+	if f := otherDestinations(nil); f != "" {
+		t.Fatal(f)
+	}
+}
