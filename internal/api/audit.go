@@ -1,0 +1,184 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+)
+
+// AuditSource is what the audit routes read. Options has no field of its
+// own for it: the Auditor given in Options provides it (the composition
+// root's observability bundle is both). Without one the routes answer 501.
+type AuditSource interface {
+	Query(ctx context.Context, q audit.Query) (audit.Page, error)
+	Export(ctx context.Context, q audit.Query, w io.Writer) error
+	Wait(ctx context.Context, seq uint64) bool
+}
+
+// MetricsSource serves the Prometheus exposition on GET /metrics; like
+// AuditSource it is found on the Auditor (a nil handler: no metrics).
+type MetricsSource interface {
+	MetricsHandler() http.Handler
+}
+
+// maxAuditWait bounds a long-poll of GET /v1/audit.
+const maxAuditWait = 60 * time.Second
+
+func (s *Server) auditRoutes() {
+	s.authed("GET /v1/audit", auth.ScopeAdmin, s.auditQuery)
+	s.authed("GET /v1/audit/export", auth.ScopeAdmin, s.auditExport)
+	// Metrics need the admin key too: their labels describe what the
+	// server is doing (routes, error rates, egress denials). A scraper
+	// that cannot hold a key uses `paddock serve --metrics-listen` on
+	// loopback instead.
+	s.authed("GET /metrics", auth.ScopeAdmin, s.metrics)
+}
+
+func (s *Server) auditSource(w http.ResponseWriter, r *http.Request, p auth.Principal) (AuditSource, bool) {
+	if p.Sandbox != "" {
+		writeError(w, r, errs.New(errs.CodeForbidden, "a sandbox token cannot read the audit log"))
+		return nil, false
+	}
+	src, ok := s.o.Auditor.(AuditSource)
+	if !ok {
+		writeError(w, r, errs.New(errs.CodeUnsupported, "this server keeps no audit log"))
+	}
+	return src, ok
+}
+
+// auditQueryOf reads the filters shared by both routes.
+func auditQueryOf(r *http.Request) (audit.Query, error) {
+	v := r.URL.Query()
+	q := audit.Query{Sandbox: v.Get("sandbox"), Actor: v.Get("actor"), Tenant: v.Get("tenant"), Action: v.Get("action")}
+	for _, f := range []string{q.Sandbox, q.Actor, q.Tenant, q.Action} {
+		if len(f) > 256 {
+			return q, errs.Invalid("filter values are at most 256 bytes")
+		}
+	}
+	var err error
+	if q.Since, err = parseAuditTime(v.Get("since"), "since"); err != nil {
+		return q, err
+	}
+	if q.Until, err = parseAuditTime(v.Get("until"), "until"); err != nil {
+		return q, err
+	}
+	if c := v.Get("cursor"); c != "" {
+		if q.After, err = strconv.ParseUint(c, 10, 64); err != nil {
+			return q, errs.Invalid("cursor must be a next_cursor from an earlier page")
+		}
+	}
+	for name, dst := range map[string]*int{"limit": &q.Limit, "tail": &q.Tail} {
+		if s := v.Get(name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n > audit.MaxPage {
+				return q, errs.Invalid("%s must be between 0 and %d", name, audit.MaxPage)
+			}
+			*dst = n
+		}
+	}
+	return q, nil
+}
+
+// parseAuditTime reads RFC 3339, or a duration meaning that long ago
+// ("1h").
+func parseAuditTime(s, name string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return time.Now().Add(-d), nil
+	}
+	return time.Time{}, errs.Invalid("%s must be an RFC 3339 time or a duration ago (e.g. 1h)", name)
+}
+
+// auditQuery answers one page; with wait=DURATION and a cursor it waits
+// (long-polls) for records after the cursor when there are none yet.
+func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	src, ok := s.auditSource(w, r, p)
+	if !ok {
+		return
+	}
+	q, err := auditQueryOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var wait time.Duration
+	if ws := r.URL.Query().Get("wait"); ws != "" {
+		if wait, err = time.ParseDuration(ws); err != nil || wait < 0 || wait > maxAuditWait {
+			writeError(w, r, errs.Invalid("wait must be a duration of at most %s", maxAuditWait))
+			return
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		page, err := src.Query(r.Context(), q)
+		if err != nil {
+			s.log.Error("audit query", "err", err)
+			writeError(w, r, errs.Wrap(errs.CodeInternal, err, "the audit log could not be read"))
+			return
+		}
+		if len(page.Records) > 0 || wait == 0 || q.Tail > 0 || time.Now().After(deadline) {
+			writeJSON(w, http.StatusOK, page)
+			return
+		}
+		// Nothing matched up to page.Next: wait for more, then look
+		// only at what is new.
+		q.After = page.Next
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		more := src.Wait(ctx, q.After)
+		cancel()
+		if !more {
+			writeJSON(w, http.StatusOK, page)
+			return
+		}
+	}
+}
+
+// auditExport streams every matching record as JSON lines, exactly as
+// stored, so each line can be checked with `paddock audit verify`'s rules.
+func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	src, ok := s.auditSource(w, r, p)
+	if !ok {
+		return
+	}
+	q, err := auditQueryOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Disposition", `attachment; filename="paddock-audit.jsonl"`)
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := src.Export(r.Context(), q, bw); err != nil {
+		// The status is sent; a cut stream is all a client can be told.
+		s.log.Warn("audit export cut short", "err", err)
+		return
+	}
+	_ = bw.Flush()
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	src, ok := s.o.Auditor.(MetricsSource)
+	var h http.Handler
+	if ok {
+		h = src.MetricsHandler()
+	}
+	if h == nil {
+		writeError(w, r, errs.New(errs.CodeUnsupported, "this server exports no metrics"))
+		return
+	}
+	h.ServeHTTP(w, r)
+}
