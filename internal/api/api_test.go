@@ -77,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"oversized body", "POST", "/v1/sandboxes", big, 413, "too_large", ""},
 		{"bad label key", "POST", "/v1/sandboxes", `{"labels":{"a b":"c"}}`, 400, "invalid_argument", "label"},
 		{"bad env key", "POST", "/v1/sandboxes", `{"env":{"1X":"c"}}`, 400, "invalid_argument", "environment"},
-		{"unknown network mode", "POST", "/v1/sandboxes", `{"network":{"mode":"wide-open"}}`, 501, "unsupported", "wide-open"},
+		{"unknown network mode", "POST", "/v1/sandboxes", `{"network":{"mode":"wide-open"}}`, 400, "invalid_argument", "wide-open"},
 		{"malformed id", "GET", "/v1/sandboxes/..%2f..%2fetc", "", 404, "not_found", ""},
 		{"malformed id delete", "DELETE", "/v1/sandboxes/x", "", 404, "not_found", ""},
 		{"unknown id", "GET", "/v1/sandboxes/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", "", 404, "not_found", ""},

@@ -75,6 +75,11 @@ func New(o Options) *Server {
 	s.public("GET /openapi.json", s.openapi)
 	s.sandboxRoutes()
 	s.execRoutes()
+	s.fileRoutes()
+	s.processRoutes()
+	s.keyRoutes()
+	s.auditRoutes()
+	s.networkRoutes()
 	for pattern, h := range o.Mounts {
 		s.mux.Handle(pattern, h)
 	}
@@ -141,11 +146,9 @@ func (s *Server) authed(pattern string, scope auth.Scope, h func(http.ResponseWr
 			writeError(w, r, err)
 			return
 		}
-		if !p.Can(scope) {
-			writeError(w, r, errs.New(errs.CodeForbidden, "this key lacks the %q scope", scope))
-			return
-		}
 		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		// Audited before the scope check, so that a refused call by an
+		// authenticated key is on the record too.
 		if s.o.Auditor != nil {
 			end, err := s.o.Auditor.Begin(r, p, pattern)
 			if err != nil {
@@ -156,6 +159,10 @@ func (s *Server) authed(pattern string, scope auth.Scope, h func(http.ResponseWr
 			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 			defer func() { end(sw.status) }()
 			w = sw
+		}
+		if !p.Can(scope) {
+			writeError(w, r, errs.New(errs.CodeForbidden, "this key lacks the %q scope", scope))
+			return
 		}
 		h(w, r, p)
 	})
@@ -277,6 +284,7 @@ type ErrorBody struct {
 
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := errs.CodeOf(err)
+	setRetryAfter(w, err) // harden.go
 	var body ErrorBody
 	body.Error.Code = string(code)
 	body.Error.Message = errs.Public(err)

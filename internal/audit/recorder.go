@@ -66,7 +66,7 @@ func (r *Recorder) Log() *Log { return r.log }
 // failing closed) makes the manager refuse an intent.
 func (r *Recorder) Event(ctx context.Context, e sandbox.Event) error {
 	en := Entry{Action: e.Kind, Phase: e.Phase, Actor: e.Actor, Tenant: e.Tenant, Sandbox: e.Sandbox,
-		Request: r.o.RequestID(ctx), Error: e.Error, Duration: e.Duration}
+		Request: r.o.RequestID(ctx), Error: e.Error, Code: e.Code, Duration: e.Duration}
 	if len(e.Data) > 0 {
 		if e.Phase == PhaseResult {
 			en.Result = e.Data

@@ -80,7 +80,7 @@ func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest
 	ev := Event{Kind: "exec", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
 		Duration: time.Duration(res.DurationMs * float64(time.Millisecond))}
 	if err != nil {
-		ev.Error = errs.Public(err)
+		ev.Error, ev.Code = errs.Public(err), string(errs.CodeOf(err))
 	} else {
 		ev.Data = map[string]any{"exit_code": res.ExitCode, "signal": res.Signal, "oom_killed": res.OOMKilled,
 			"timed_out": res.TimedOut, "stdout_bytes": res.StdoutBytes, "stderr_bytes": res.StderrBytes}

@@ -77,6 +77,7 @@ type Event struct {
 	Sandbox  string         `json:"sandbox,omitempty"`
 	Data     map[string]any `json:"data,omitempty"`
 	Error    string         `json:"error,omitempty"`
+	Code     string         `json:"code,omitempty"` // the error's errs code, when Error is set
 	Duration time.Duration  `json:"duration_ns,omitempty"`
 }
 
@@ -230,6 +231,9 @@ func (m *Manager) event(ctx context.Context, e Event) error {
 	if m.obs == nil {
 		return nil
 	}
+	if e.Error != "" && e.Code == "" {
+		e.Code = string(errs.CodeInternal)
+	}
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
@@ -256,6 +260,9 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 		return Sandbox{}, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
 	}
 	if err := m.admit(ctx, sc, "create", &spec); err != nil {
+		// A refusal is a policy decision worth recording on every surface.
+		_ = m.event(ctx, Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
 		return Sandbox{}, err
 	}
 	spec, err := m.cfg.Limits.Normalize(spec)
@@ -275,7 +282,7 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
 		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}
 	if err != nil {
-		res.Error = errs.Public(err)
+		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
 	_ = m.event(ctx, res)
 	return sb, err
@@ -569,6 +576,8 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 	b.mu.Unlock()
 	spec.TimeoutS = int64(d / time.Second)
 	if err := m.admit(ctx, sc, "timeout", &spec); err != nil {
+		_ = m.event(ctx, Event{Kind: "sandbox.timeout", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
 		return Sandbox{}, err
 	}
 	b.mu.Lock()
