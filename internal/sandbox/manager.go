@@ -625,3 +625,23 @@ func (m *Manager) Guest(ctx context.Context, sc Scope, id string) (*guestapi.Cli
 	defer b.mu.Unlock()
 	return b.inst.Guest(), b.sb.Spec, nil
 }
+
+// CountByState counts sandboxes of every tenant by state, the warm pool
+// included (as "pooled"), for the metrics gauge.
+func (m *Manager) CountByState() map[string]int {
+	out := map[string]int{"pooled": m.pool.size()}
+	m.mu.Lock()
+	boxes := make([]*box, 0, len(m.boxes))
+	for _, b := range m.boxes {
+		boxes = append(boxes, b)
+	}
+	m.mu.Unlock()
+	for _, b := range boxes {
+		b.mu.Lock()
+		if !b.gone {
+			out[string(b.sb.State)]++
+		}
+		b.mu.Unlock()
+	}
+	return out
+}

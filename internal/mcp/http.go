@@ -1,0 +1,229 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+)
+
+// maxMessageBytes bounds one MCP request body (a file_write carries the
+// whole file).
+const maxMessageBytes = 16 << 20
+
+// Handler serves MCP over streamable HTTP (mount it at /mcp). Every request
+// needs `Authorization: Bearer KEY`, checked by authn exactly as for REST;
+// a session is bound to the key that opened it (another key gets 403), and
+// ends after the idle timeout. Browser origins other than the allowed ones
+// are refused.
+func (s *Server) Handler(authn auth.Authenticator) http.Handler {
+	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.http }, &sdk.StreamableHTTPOptions{
+		SessionTimeout:      s.o.IdleTimeout,
+		Logger:              quiet(s.log),
+		MaxRequestBodyBytes: maxMessageBytes,
+		// One JSON answer per call, not an event stream: cheaper for both
+		// sides (the tools send nothing before their result).
+		JSONResponse: true,
+		// DNS rebinding: without a Host check in front, the SDK's applies.
+		DisableLocalhostProtection: s.o.HostChecked,
+	})
+	// The SDK's bearer middleware only carries the principal (found by
+	// authenticate) into the session as TokenInfo; its UserID binds the
+	// session to the key (session hijacking with a stolen session id).
+	bind := sdkauth.RequireBearerToken(tokenInfo, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	return s.checkOrigin(s.authenticate(authn, s.limitSessions(bind(stream))))
+}
+
+type principalKey struct{}
+
+func tokenInfo(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	if !ok {
+		return nil, sdkauth.ErrInvalidToken
+	}
+	scopes := make([]string, len(p.Scopes))
+	for i, sc := range p.Scopes {
+		scopes[i] = string(sc)
+	}
+	return &sdkauth.TokenInfo{
+		Scopes: scopes,
+		UserID: p.Tenant + "\x00" + p.KeyID + "\x00" + p.TokenID + "\x00" + p.Sandbox,
+		Extra:  map[string]any{extraPrincipal: p, extraBaseURL: baseURL(r)},
+	}, nil
+}
+
+// baseURL is where the request reached this server.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// authenticate checks the bearer key with the server's Authenticator.
+func (s *Server) authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		token = strings.TrimSpace(token)
+		if !ok || token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
+			writeError(w, http.StatusUnauthorized, errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
+			return
+		}
+		p, err := authn.Authenticate(r.Context(), token)
+		if err != nil {
+			if errs.CodeOf(err) == errs.CodeUnauthenticated {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
+				writeError(w, http.StatusUnauthorized, errs.CodeUnauthenticated, "invalid or revoked API key")
+				return
+			}
+			s.log.Error("mcp: authentication failed", "err", err)
+			writeError(w, http.StatusServiceUnavailable, errs.CodeUnavailable, "cannot check the API key right now")
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		if s.o.Auditor != nil {
+			end, err := s.o.Auditor.Begin(r, p, r.Method+" /mcp")
+			if err != nil {
+				s.log.Error("audit log unavailable; refusing MCP request", "err", err)
+				writeError(w, http.StatusServiceUnavailable, errs.CodeUnavailable, "the audit log cannot be written; refusing to act")
+				return
+			}
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			defer func() { end(sw.status) }()
+			w = sw
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status for the audit record; event streams
+// still flush through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// limitSessions refuses new sessions beyond MaxSessions (each holds
+// memory, and possibly a sandbox, until it ends or idles out).
+func (s *Server) limitSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			n := 0
+			for range s.http.Sessions() {
+				n++
+			}
+			if n >= s.o.MaxSessions {
+				w.Header().Set("Retry-After", "30")
+				writeError(w, http.StatusServiceUnavailable, errs.CodeLimit, "too many MCP sessions are open; close one (or wait for idle ones to time out)")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses requests from browser pages, except the allowed
+// origins. Even a same-origin page is refused: the only pages at this
+// server's origin are sandboxes' exposed ports, which serve untrusted
+// code (a page there driving /mcp would be a confused deputy). Host
+// names (DNS rebinding) are checked by the server's hardening middleware
+// and, for loopback listeners, by the SDK; this check stands on its own.
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+				writeError(w, http.StatusForbidden, errs.CodeForbidden, "cross-site request refused")
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		norm, ok := normalizeOrigin(origin)
+		if !ok || !s.origins[norm] {
+			s.log.Warn("mcp: refused a request from a browser origin", "origin", clip(origin), "remote", r.RemoteAddr)
+			writeError(w, http.StatusForbidden, errs.CodeForbidden, "requests from origin "+quote(clip(origin))+" are refused (allowed origins are configured on the server)")
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", norm)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// writeError answers in the REST API's error shape.
+func writeError(w http.ResponseWriter, status int, code errs.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	var body struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	body.Error.Code, body.Error.Message = string(code), msg
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// normalizeOrigin returns an Origin header as scheme://host[:port] in lower
+// case with the default port dropped, or false for "null" (sandboxed
+// frames, file: pages) and anything else that is not an http(s) origin.
+func normalizeOrigin(o string) (string, bool) {
+	if len(o) > 2048 {
+		return "", false
+	}
+	u, err := url.Parse(strings.TrimSpace(o))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", false
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if host == "" {
+		return "", false
+	}
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", false
+		}
+		host += ":" + port
+	}
+	return strings.ToLower(u.Scheme) + "://" + host, true
+}
+
+func isNotFound(err error) bool { return errs.CodeOf(err) == errs.CodeNotFound }

@@ -1,0 +1,424 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+const (
+	defaultReadLines = 2000
+	defaultReadBytes = 256 << 10
+	maxReadBytes     = 4 << 20
+	maxLineBytes     = 16 << 10 // a longer line is cut (minified code, data)
+	// countLimit bounds how far past the returned range a read goes to
+	// count the file's lines.
+	countLimit     = 64 << 20
+	maxWriteBytes  = 8 << 20
+	defaultEntries = 1000
+	maxEntries     = 10000
+	defaultMatches = 200
+	maxMatches     = 10000
+)
+
+type fileReadIn struct {
+	Sandbox   string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	Path      string `json:"path" jsonschema:"The file's path; relative paths are under /workspace."`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"First line to return, counting from 1 (default 1)."`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"Last line to return, inclusive (default: start_line + 1999)."`
+	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"Most bytes of content to return (default 262144, at most 4194304)."`
+}
+
+type fileReadOut struct {
+	Sandbox    string `json:"sandbox"`
+	Path       string `json:"path"`
+	Content    string `json:"content" jsonschema:"The lines asked for, exactly as in the file (each ending in a newline except perhaps the file's last)."`
+	StartLine  int    `json:"start_line" jsonschema:"Line number of the first line in content (from 1)."`
+	EndLine    int    `json:"end_line" jsonschema:"Line number of the last line in content (start_line-1 if none)."`
+	TotalLines int    `json:"total_lines,omitempty" jsonschema:"Lines in the whole file (absent for very large files)."`
+	More       bool   `json:"more" jsonschema:"The file goes on after end_line: read again with start_line = end_line + 1."`
+	Truncated  bool   `json:"truncated" jsonschema:"Content was cut: max_bytes reached, or over-long lines shortened (marked)."`
+	Size       int64  `json:"size" jsonschema:"File size in bytes."`
+}
+
+type fileWriteIn struct {
+	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	Path    string `json:"path" jsonschema:"The file's path; relative paths are under /workspace. Missing parent directories are created."`
+	Content string `json:"content" jsonschema:"The whole new content of the file (text)."`
+	Mode    string `json:"mode,omitempty" jsonschema:"Permissions in octal, e.g. \"0755\" for a script (default: keep an existing file's, 0644 for a new one)."`
+}
+
+type fileWriteOut struct {
+	Sandbox string `json:"sandbox"`
+	Path    string `json:"path"`
+	Bytes   int64  `json:"bytes" jsonschema:"Size of the file written."`
+	Mode    string `json:"mode"`
+}
+
+type fileEditIn struct {
+	Sandbox    string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	Path       string `json:"path" jsonschema:"The file's path; relative paths are under /workspace."`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is set: include enough surrounding lines to make it unique."`
+	NewString  string `json:"new_string" jsonschema:"The replacement text (empty deletes old_string)."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string."`
+}
+
+type fileEditOut struct {
+	Sandbox      string `json:"sandbox"`
+	Path         string `json:"path"`
+	Replacements int    `json:"replacements"`
+	Bytes        int64  `json:"bytes" jsonschema:"Size of the file after the edit."`
+}
+
+type fileListIn struct {
+	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
+	Depth   int    `json:"depth,omitempty" jsonschema:"Levels to descend: 1 (default) lists the directory's entries, 2 their entries too, and so on (at most 64)."`
+	Limit   int    `json:"limit,omitempty" jsonschema:"Most entries to return (default 1000, at most 10000)."`
+}
+
+type entry struct {
+	Path   string    `json:"path"`
+	Type   string    `json:"type" jsonschema:"file, dir, symlink or other."`
+	Size   int64     `json:"size"`
+	Mode   string    `json:"mode" jsonschema:"Permissions in octal."`
+	MTime  time.Time `json:"mtime"`
+	Target string    `json:"target,omitempty" jsonschema:"Where a symlink points."`
+}
+
+func entryOf(fi sandbox.FileInfo) entry {
+	return entry{Path: fi.Path, Type: fi.Type, Size: fi.Size, Mode: fi.Mode, MTime: fi.MTime, Target: fi.Target}
+}
+
+type fileListOut struct {
+	Sandbox   string  `json:"sandbox"`
+	Path      string  `json:"path"`
+	Entries   []entry `json:"entries"`
+	Truncated bool    `json:"truncated" jsonschema:"More entries exist than were returned."`
+}
+
+type fileFindIn struct {
+	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	Pattern string `json:"pattern" jsonschema:"Glob relative to path: * and ? match within a name, ** any number of directories, e.g. \"**/*.py\" or \"src/*_test.go\"."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search under (default /workspace)."`
+	Type    string `json:"type,omitempty" jsonschema:"Only entries of this type: file, dir or symlink."`
+	Limit   int    `json:"limit,omitempty" jsonschema:"Most matches to return (default 200, at most 10000)."`
+}
+
+type match struct {
+	Path string `json:"path"`
+	Type string `json:"type"`
+	Size int64  `json:"size"`
+}
+
+type fileFindOut struct {
+	Sandbox   string  `json:"sandbox"`
+	Matches   []match `json:"matches"`
+	Truncated bool    `json:"truncated" jsonschema:"More matches exist than were returned."`
+}
+
+type fileSearchIn struct {
+	Sandbox    string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	Query      string `json:"query" jsonschema:"Text to find in file contents (a literal string unless regexp is set)."`
+	Path       string `json:"path,omitempty" jsonschema:"File or directory to search (default /workspace; directories are searched recursively)."`
+	Regexp     bool   `json:"regexp,omitempty" jsonschema:"Query is a regular expression (RE2 syntax)."`
+	IgnoreCase bool   `json:"ignore_case,omitempty"`
+	Include    string `json:"include,omitempty" jsonschema:"Only files whose path relative to path matches this glob, e.g. \"**/*.go\"."`
+	Limit      int    `json:"limit,omitempty" jsonschema:"Most matching lines to return (default 200, at most 10000)."`
+}
+
+type lineMatch struct {
+	Path string `json:"path"`
+	Line int    `json:"line" jsonschema:"Line number, from 1."`
+	Text string `json:"text" jsonschema:"The matching line (long lines are cut)."`
+}
+
+type fileSearchOut struct {
+	Sandbox      string      `json:"sandbox"`
+	Matches      []lineMatch `json:"matches"`
+	Truncated    bool        `json:"truncated" jsonschema:"More matches exist than were returned."`
+	FilesScanned int64       `json:"files_scanned"`
+	FilesSkipped int64       `json:"files_skipped" jsonschema:"Binary, very large or unreadable files skipped."`
+}
+
+// bounded clamps a count argument to 1..max, with a default for 0.
+func bounded(n, def, max int, name string) (int, error) {
+	switch {
+	case n == 0:
+		return def, nil
+	case n < 0:
+		return 0, newToolError(errs.CodeInvalid, "`%s` must be positive.", name)
+	case n > max:
+		return max, nil
+	}
+	return n, nil
+}
+
+func fileTools(tb *Toolbox) {
+	Add(tb, Tool{Name: "file_read", Title: "Read a file", ReadOnly: true,
+		Description: "Read a text file in a sandbox, whole or by line range (start_line, end_line; lines count from 1). " +
+			"Large files come in parts: if more is true, read on from end_line + 1. Binary files are refused; " +
+			"inspect them with exec (e.g. `file PATH`, `xxd PATH | head`)."},
+		func(c *Call, in fileReadIn) (fileReadOut, error) {
+			if in.Path == "" {
+				return fileReadOut{}, newToolError(errs.CodeInvalid, "Give `path`: the file to read.")
+			}
+			if in.StartLine < 0 || in.EndLine < 0 {
+				return fileReadOut{}, newToolError(errs.CodeInvalid, "start_line and end_line count from 1.")
+			}
+			start := max(in.StartLine, 1)
+			end := in.EndLine
+			if end == 0 {
+				end = start + defaultReadLines - 1
+			}
+			if end < start {
+				return fileReadOut{}, newToolError(errs.CodeInvalid, "end_line (%d) is before start_line (%d).", end, start)
+			}
+			limit, err := bounded(in.MaxBytes, defaultReadBytes, maxReadBytes, "max_bytes")
+			if err != nil {
+				return fileReadOut{}, err
+			}
+			out := fileReadOut{Path: in.Path}
+			id, err := c.On(in.Sandbox, func(id string) error {
+				body, size, err := c.Backend().ReadFile(c.Context(), id, in.Path)
+				if err != nil {
+					return err
+				}
+				defer body.Close()
+				r, err := readLines(body, start, end, limit)
+				if err != nil {
+					return err
+				}
+				out.Content, out.StartLine, out.EndLine, out.TotalLines = r.content, start, r.last, r.total
+				out.More, out.Truncated, out.Size = r.more, r.truncated, size
+				return nil
+			})
+			out.Sandbox = id
+			if err == nil && out.TotalLines > 0 && start > out.TotalLines {
+				return fileReadOut{}, newToolError(errs.CodeInvalid, "start_line %d is past the end of %s, which has %d lines.", start, clip(in.Path), out.TotalLines)
+			}
+			return out, err
+		})
+
+	Add(tb, Tool{Name: "file_write", Title: "Write a file", Idempotent: true,
+		Description: "Create or overwrite a text file in a sandbox with the given content (parent directories are " +
+			"created). To change part of an existing file, file_edit is safer and cheaper."},
+		func(c *Call, in fileWriteIn) (fileWriteOut, error) {
+			if in.Path == "" {
+				return fileWriteOut{}, newToolError(errs.CodeInvalid, "Give `path`: the file to write.")
+			}
+			if len(in.Content) > maxWriteBytes {
+				return fileWriteOut{}, newToolError(errs.CodeTooLarge, "The content is over %d bytes; write it in parts (e.g. several files) or generate it inside the sandbox with exec.", maxWriteBytes)
+			}
+			var out fileWriteOut
+			id, err := c.On(in.Sandbox, func(id string) error {
+				fi, err := c.Backend().WriteFile(c.Context(), id, sandbox.WriteRequest{Path: in.Path, Mode: in.Mode, Parents: true}, []byte(in.Content))
+				out = fileWriteOut{Path: fi.Path, Bytes: fi.Size, Mode: fi.Mode}
+				return err
+			})
+			out.Sandbox = id
+			return out, err
+		})
+
+	Add(tb, Tool{Name: "file_edit", Title: "Edit a file",
+		Description: "Change a file in place by replacing an exact string: old_string must match the file's text " +
+			"exactly (whitespace and indentation included) and occur once, unless replace_all is set. Include a few " +
+			"surrounding lines in old_string to make it unique. Read the file first (file_read) to copy the text exactly."},
+		func(c *Call, in fileEditIn) (fileEditOut, error) {
+			if in.Path == "" || in.OldString == "" {
+				return fileEditOut{}, newToolError(errs.CodeInvalid, "Give `path` and a non-empty `old_string` (to create a file or replace it whole, use file_write).")
+			}
+			var out fileEditOut
+			id, err := c.On(in.Sandbox, func(id string) error {
+				res, err := c.Backend().EditFile(c.Context(), id, sandbox.EditRequest{Path: in.Path, OldString: in.OldString,
+					NewString: in.NewString, ReplaceAll: in.ReplaceAll})
+				out = fileEditOut{Path: res.File.Path, Replacements: res.Replacements, Bytes: res.File.Size}
+				return err
+			})
+			out.Sandbox = id
+			return out, err
+		})
+
+	Add(tb, Tool{Name: "file_list", Title: "List a directory", ReadOnly: true,
+		Description: "List a directory in a sandbox (default /workspace): each entry's path, type, size, mode and " +
+			"modification time; depth > 1 descends into subdirectories."},
+		func(c *Call, in fileListIn) (fileListOut, error) {
+			limit, err := bounded(in.Limit, defaultEntries, maxEntries, "limit")
+			if err != nil {
+				return fileListOut{}, err
+			}
+			if in.Depth < 0 {
+				return fileListOut{}, newToolError(errs.CodeInvalid, "`depth` must be positive.")
+			}
+			out := fileListOut{Entries: []entry{}}
+			id, err := c.On(in.Sandbox, func(id string) error {
+				res, err := c.Backend().ListFiles(c.Context(), id, sandbox.ListRequest{Path: in.Path, Depth: min(in.Depth, 64), Limit: limit})
+				if err != nil {
+					return err
+				}
+				out.Path, out.Truncated = res.Path, res.Truncated
+				for _, fi := range res.Entries {
+					out.Entries = append(out.Entries, entryOf(fi))
+				}
+				return nil
+			})
+			out.Sandbox = id
+			return out, err
+		})
+
+	Add(tb, Tool{Name: "file_find", Title: "Find files by name", ReadOnly: true,
+		Description: "Find files and directories whose path matches a glob, e.g. \"**/*.py\" (** spans directories), " +
+			"under a directory (default /workspace)."},
+		func(c *Call, in fileFindIn) (fileFindOut, error) {
+			if in.Pattern == "" {
+				return fileFindOut{}, newToolError(errs.CodeInvalid, "Give `pattern`, a glob such as \"**/*.go\".")
+			}
+			limit, err := bounded(in.Limit, defaultMatches, maxMatches, "limit")
+			if err != nil {
+				return fileFindOut{}, err
+			}
+			out := fileFindOut{Matches: []match{}}
+			id, err := c.On(in.Sandbox, func(id string) error {
+				res, err := c.Backend().FindFiles(c.Context(), id, sandbox.FindRequest{Path: in.Path, Pattern: in.Pattern, Type: in.Type, Limit: limit})
+				if err != nil {
+					return err
+				}
+				out.Truncated = res.Truncated
+				for _, fi := range res.Matches {
+					out.Matches = append(out.Matches, match{Path: fi.Path, Type: fi.Type, Size: fi.Size})
+				}
+				return nil
+			})
+			out.Sandbox = id
+			return out, err
+		})
+
+	Add(tb, Tool{Name: "file_search", Title: "Search file contents", ReadOnly: true,
+		Description: "Search file contents like grep: every line containing query (a literal, or a regular " +
+			"expression with regexp), under a directory (default /workspace), with path and line number. Narrow it " +
+			"with include (a glob such as \"**/*.ts\"). Binary and very large files are skipped."},
+		func(c *Call, in fileSearchIn) (fileSearchOut, error) {
+			if in.Query == "" {
+				return fileSearchOut{}, newToolError(errs.CodeInvalid, "Give `query`: the text to search for.")
+			}
+			limit, err := bounded(in.Limit, defaultMatches, maxMatches, "limit")
+			if err != nil {
+				return fileSearchOut{}, err
+			}
+			out := fileSearchOut{Matches: []lineMatch{}}
+			id, err := c.On(in.Sandbox, func(id string) error {
+				res, err := c.Backend().SearchFiles(c.Context(), id, sandbox.SearchRequest{Path: in.Path, Query: in.Query,
+					Regexp: in.Regexp, IgnoreCase: in.IgnoreCase, Include: in.Include, Limit: limit})
+				if err != nil {
+					return err
+				}
+				out.Truncated, out.FilesScanned, out.FilesSkipped = res.Truncated, res.FilesScanned, res.FilesSkipped
+				for _, m := range res.Matches {
+					out.Matches = append(out.Matches, lineMatch{Path: m.Path, Line: m.Line, Text: validText(m.Text)})
+				}
+				return nil
+			})
+			out.Sandbox = id
+			return out, err
+		})
+}
+
+// lines is a line range read from a file.
+type lines struct {
+	content   string
+	last      int  // number of the last line returned
+	total     int  // lines in the file, 0 if not counted to the end
+	more      bool // lines follow the last one returned
+	truncated bool
+}
+
+var errBinary = newToolError(errs.CodeInvalid, "This looks like a binary file (it contains NUL bytes), so file_read does not return it; inspect it with exec, e.g. `file PATH` or `xxd PATH | head -50`.")
+
+const lineCutMarker = " [... line cut ...]\n"
+
+// readLines returns lines start..end of r (from 1, inclusive), at most
+// limit bytes of them, cutting lines over maxLineBytes; then it counts
+// the remaining lines (reading at most countLimit more bytes) for total.
+// Memory is bounded by limit and maxLineBytes, whatever the file.
+func readLines(r io.Reader, start, end, limit int) (lines, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	out := lines{last: start - 1}
+	var content bytes.Buffer
+	storing := true
+	var past int64
+	for n := 1; ; n++ {
+		want := 0
+		if storing && n >= start && n <= end {
+			want = maxLineBytes
+		}
+		line, size, err := nextLine(br, want)
+		if size == 0 {
+			if errors.Is(err, io.EOF) {
+				out.total = n - 1
+				break
+			}
+			if err != nil {
+				return lines{}, errs.Wrap(errs.CodeUnavailable, err, "reading the file broke off")
+			}
+		}
+		if want > 0 {
+			if bytes.IndexByte(line, 0) >= 0 {
+				return lines{}, errBinary
+			}
+			if size > len(line) {
+				line = append(trimPartialEnd(line), lineCutMarker...)
+				out.truncated = true
+			}
+			switch room := limit - content.Len(); {
+			case len(line) <= room:
+				content.Write(line)
+				out.last = n
+			case content.Len() == 0:
+				// One line over the whole budget: what fits of it.
+				content.Write(trimPartialEnd(line[:room]))
+				out.last, out.truncated, storing = n, true, false
+			default:
+				out.truncated, storing = true, false
+			}
+		}
+		if n > out.last {
+			out.more = true
+			past += int64(size)
+		}
+		if errors.Is(err, io.EOF) {
+			out.total = n
+			break
+		}
+		if err != nil {
+			return lines{}, errs.Wrap(errs.CodeUnavailable, err, "reading the file broke off")
+		}
+		if past > countLimit {
+			break // too long to count: total stays unknown
+		}
+	}
+	out.content = validText(content.String())
+	return out, nil
+}
+
+// nextLine reads one line (with its newline) and returns its first max
+// bytes and its full size; max 0 only skips it.
+func nextLine(br *bufio.Reader, max int) ([]byte, int, error) {
+	var line []byte
+	size := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += len(chunk)
+		if room := max - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, size, err
+	}
+}
