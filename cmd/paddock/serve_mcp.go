@@ -16,6 +16,11 @@ import (
 // manager, authenticated by the same keys as REST. When ctx ends (server
 // shutdown) every MCP session is closed and its sandbox deleted.
 func mcpMounts(ctx context.Context, f *serveFlags, st *stack, log *slog.Logger) map[string]http.Handler {
+	// MCP sessions live in memory: after a restart every session sandbox
+	// from before is an orphan.
+	if n := st.mgr.DeleteLabeled(ctx, mcp.SessionLabel); n > 0 {
+		log.Info("deleted MCP session sandboxes left by the previous server", "count", n)
+	}
 	b := mcp.NewManagerBackend(st.mgr, mcp.ManagerOptions{PortsSupported: apiHasPorts})
 	o := mcp.Options{Log: log, Version: version, AllowedOrigins: f.http.allowedOrigins,
 		HostChecked: true} // the hardening middleware checks Host

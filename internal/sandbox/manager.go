@@ -645,3 +645,28 @@ func (m *Manager) CountByState() map[string]int {
 	}
 	return out
 }
+
+// DeleteLabeled destroys every sandbox of every tenant that has label
+// key (any value), and returns how many. It is for the server's own
+// bookkeeping — sandboxes owned by state that did not survive a restart,
+// such as MCP session sandboxes — not for callers.
+func (m *Manager) DeleteLabeled(ctx context.Context, key string) int {
+	m.mu.Lock()
+	var doomed []*box
+	for _, b := range m.boxes {
+		b.mu.Lock()
+		_, has := b.sb.Spec.Labels[key]
+		gone := b.gone
+		b.mu.Unlock()
+		if has && !gone {
+			doomed = append(doomed, b)
+		}
+	}
+	m.mu.Unlock()
+	for _, b := range doomed {
+		_ = m.event(ctx, Event{Kind: "sandbox.delete", Phase: "event", Tenant: b.sb.Tenant, Sandbox: b.sb.ID,
+			Data: map[string]any{"reason": "orphaned (label " + key + ")"}})
+		m.remove(ctx, b)
+	}
+	return len(doomed)
+}

@@ -1,0 +1,131 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// tenants creates tenants in e (quotas refuse unknown tenants).
+func tenants(t *testing.T, e *testenv.Env, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := e.Quotas.Tenants().Create(context.Background(), n, tenant.Quotas{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestScopes(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	tenants(t, e, "a", "b")
+	a := sandbox.Scope{Tenant: "a", Actor: "ka"}
+	b := sandbox.Scope{Tenant: "b", Actor: "kb"}
+	sa, err := e.Manager.Create(ctx, a, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another tenant cannot see, exec in, retime or delete it: not found.
+	if _, err := e.Manager.Get(ctx, b, sa.ID); !errorsIs(err, errs.ErrNotFound) {
+		t.Fatalf("Get from b: %v", err)
+	}
+	if _, err := e.Manager.SetTimeout(ctx, b, sa.ID, time.Minute); !errorsIs(err, errs.ErrNotFound) {
+		t.Fatalf("SetTimeout from b: %v", err)
+	}
+	if err := e.Manager.Delete(ctx, b, sa.ID); !errorsIs(err, errs.ErrNotFound) {
+		t.Fatalf("Delete from b: %v", err)
+	}
+	if got := e.Manager.List(ctx, b, nil); len(got) != 0 {
+		t.Fatalf("b lists a's sandbox: %v", got)
+	}
+	// A sandbox-scoped caller sees only its sandbox and cannot create.
+	sa2, err := e.Manager.Create(ctx, a, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := sandbox.Scope{Tenant: "a", Actor: "tok", Sandbox: sa.ID}
+	if got := e.Manager.List(ctx, tok, nil); len(got) != 1 || got[0].ID != sa.ID {
+		t.Fatalf("token lists %v", got)
+	}
+	if _, err := e.Manager.Get(ctx, tok, sa2.ID); !errorsIs(err, errs.ErrNotFound) {
+		t.Fatalf("token reaches another sandbox: %v", err)
+	}
+	if _, err := e.Manager.Create(ctx, tok, sandbox.Spec{}); !errorsIs(err, errs.ErrForbidden) {
+		t.Fatalf("token creates: %v", err)
+	}
+	// Positive control: the owner can.
+	if _, err := e.Manager.Get(ctx, a, sa.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.Manager.CountByState(); st["running"] < 2 {
+		t.Fatalf("CountByState = %v", st)
+	}
+}
+
+func TestDeleteLabeled(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	tenants(t, e, "x")
+	orphan, err := e.Manager.Create(ctx, sandbox.Scope{Tenant: "x"}, sandbox.Spec{Labels: map[string]string{"mcp-session": "s1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := e.Create(sandbox.Spec{Labels: map[string]string{"other": "1"}})
+	if n := e.Manager.DeleteLabeled(ctx, "mcp-session"); n != 1 {
+		t.Fatalf("deleted %d, want 1", n)
+	}
+	if _, err := e.Manager.Get(ctx, sandbox.Scope{Tenant: "x"}, orphan.ID); !errorsIs(err, errs.ErrNotFound) {
+		t.Fatalf("orphan still there: %v", err)
+	}
+	if _, err := e.Manager.Get(ctx, e.Scope, keep.ID); err != nil {
+		t.Fatalf("unlabelled sandbox deleted: %v", err)
+	}
+}
+
+func TestPoolClaim(t *testing.T) {
+	e := testenv.New(t, testenv.Options{PoolSize: 2})
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for e.Manager.CountByState()["pooled"] < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool never filled: %v", e.Manager.CountByState())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	sb, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{MemoryMB: 256, Env: map[string]string{"E": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sb.FromPool {
+		t.Fatal("a default-template create did not claim a warm sandbox")
+	}
+	// The claim got the requested limits and env.
+	if res := e.Sh(sb.ID, "echo $E"); res.Stdout != "v\n" {
+		t.Fatalf("env not applied to a claimed sandbox: %+v", res)
+	}
+	if sb.Spec.MemoryMB != 256 {
+		t.Fatalf("spec %+v", sb.Spec)
+	}
+	// A different disk size cannot be claimed: cold start.
+	cold, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{DiskMB: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cold.FromPool {
+		t.Fatal("a non-default disk size claimed a warm sandbox")
+	}
+}
+
+func errorsIs(err, target error) bool {
+	return err != nil && errsIs(err, target)
+}
