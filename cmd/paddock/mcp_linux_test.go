@@ -239,7 +239,8 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 const inspectorVersion = "0.15.0"
 
 // inspector installs the unmodified MCP Inspector (once per machine, in
-// the temp dir) and returns a function running its CLI.
+// the temp dir) from testdata/npm/inspector, whose lock file pins its whole
+// dependency tree, and returns a function running its CLI.
 func inspector(t *testing.T) func(args ...string) ([]byte, error) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm", "npx"} {
@@ -255,8 +256,16 @@ func inspector(t *testing.T) func(args ...string) ([]byte, error) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		install := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--no-save",
-			"@modelcontextprotocol/inspector@"+inspectorVersion)
+		for _, f := range []string{"package.json", "package-lock.json"} {
+			b, err := os.ReadFile(filepath.Join("testdata", "npm", "inspector", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		install := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
 		install.Dir = dir
 		if out, err := install.CombinedOutput(); err != nil {
 			_ = os.RemoveAll(dir)
