@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,6 +15,7 @@ import (
 // execFlags are shared by exec and run.
 type execFlags struct {
 	interactive bool
+	tty         bool
 	cwd, user   string
 	env         []string
 	timeout     string
@@ -21,7 +23,8 @@ type execFlags struct {
 }
 
 func (f *execFlags) register(fs *pflag.FlagSet) {
-	fs.BoolVarP(&f.interactive, "interactive", "i", false, "send standard input to the command")
+	fs.BoolVarP(&f.interactive, "interactive", "i", false, "stream standard input to the command")
+	fs.BoolVarP(&f.tty, "tty", "t", false, "run the command on a terminal (with -i: interactive, raw mode)")
 	fs.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default /workspace)")
 	fs.StringVar(&f.user, "user", "", "run as root (default) or user (uid 1000)")
 	fs.StringArrayVar(&f.env, "env", nil, "environment variable KEY=VALUE (repeatable)")
@@ -42,7 +45,12 @@ func (f *execFlags) request(e *env, argv []string) (client.ExecRequest, error) {
 		}
 		req.TimeoutMs = d.Milliseconds()
 	}
-	if f.interactive {
+	if f.tty && f.jsonOut {
+		return req, fmt.Errorf("--json and -t do not go together: a terminal has no separate output streams")
+	}
+	// -i streams stdin over a WebSocket; only --json (one buffered answer)
+	// still reads it whole first.
+	if f.interactive && f.jsonOut {
 		b, err := io.ReadAll(io.LimitReader(e.stdin, 8<<20+1))
 		if err != nil {
 			return req, fmt.Errorf("read stdin: %w", err)
@@ -57,6 +65,10 @@ func (f *execFlags) request(e *env, argv []string) (client.ExecRequest, error) {
 
 // runExec executes req in id and turns the result into the CLI's exit code.
 func runExec(ctx context.Context, e *env, c *client.Client, id string, f *execFlags, req client.ExecRequest) error {
+	if f.tty {
+		opt := client.TerminalOptions{Cmd: req.Cmd, User: req.User, Cwd: req.Cwd, Env: req.Env}
+		return runTerminal(ctx, e, c, id, opt, f.interactive, time.Duration(req.TimeoutMs)*time.Millisecond)
+	}
 	var res client.ExecResult
 	if f.jsonOut {
 		out, err := c.Exec(ctx, id, req)
@@ -69,7 +81,11 @@ func runExec(ctx context.Context, e *env, c *client.Client, id string, f *execFl
 		res = out.ExecResult
 	} else {
 		var err error
-		res, err = c.ExecStream(ctx, id, req, e.stdout, e.stderr)
+		if f.interactive {
+			res, err = c.ExecInteractive(ctx, id, req, e.stdin, e.stdout, e.stderr)
+		} else {
+			res, err = c.ExecStream(ctx, id, req, e.stdout, e.stderr)
+		}
 		if err != nil {
 			return err
 		}
@@ -94,7 +110,9 @@ func newExecCmd(e *env) *cobra.Command {
 		Short: "Run a command in a sandbox (exits with its exit code)",
 		Long: `Run a command in a sandbox. The command is an argv, run directly — use
 "sh -c '...'" for shell syntax. Output streams as it is produced; paddock
-exits with the command's exit code (124 if it timed out).`,
+exits with the command's exit code (124 if it timed out). -i streams standard
+input to the command; -t runs it on a terminal (with -i, the local terminal
+is put in raw mode, as paddock shell does).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() > 1 {
@@ -139,7 +157,8 @@ func newRunCmd(e *env) *cobra.Command {
 	}
 	sf.register(cmd.Flags())
 	fs := cmd.Flags()
-	fs.BoolVarP(&ef.interactive, "interactive", "i", false, "send standard input to the command")
+	fs.BoolVarP(&ef.interactive, "interactive", "i", false, "stream standard input to the command")
+	fs.BoolVarP(&ef.tty, "tty", "t", false, "run the command on a terminal (with -i: interactive)")
 	fs.StringVar(&ef.cwd, "cwd", "", "working directory inside the sandbox")
 	fs.StringVar(&ef.user, "user", "", "run as root (default) or user")
 	fs.StringVar(&ef.timeout, "exec-timeout", "", "kill the command after this long")

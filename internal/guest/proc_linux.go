@@ -130,13 +130,17 @@ type spawnSpec struct {
 	// Setctty makes Files[Ctty] the controlling terminal (PTY sessions).
 	Setctty bool
 	Ctty    int
+	// PidFD opens a pidfd of the child before the reaper can see it, so
+	// that later signals reach this process and never a recycled pid.
+	PidFD bool
 }
 
 // proc is one spawned process and its sub-group.
 type proc struct {
-	Pid  int
-	sub  *cgroup.Sub
-	exit chan syscall.WaitStatus
+	Pid   int
+	sub   *cgroup.Sub
+	exit  chan syscall.WaitStatus
+	pidfd int // -1 unless spawnSpec.PidFD
 }
 
 // spawn starts s in a new session and, when the host delegated a group,
@@ -157,7 +161,7 @@ func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 		Credential: &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: []uint32{s.Gid}},
 	}
 	attr := &os.ProcAttr{Dir: s.Dir, Env: s.Env, Files: s.Files, Sys: sys}
-	p := &proc{sub: sub, exit: make(chan syscall.WaitStatus, 1)}
+	p := &proc{sub: sub, exit: make(chan syscall.WaitStatus, 1), pidfd: -1}
 
 	start := func(cgfd int) error {
 		if cgfd >= 0 {
@@ -172,6 +176,14 @@ func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 		}
 		p.Pid = op.Pid
 		t.waiters[op.Pid] = p.exit
+		if s.PidFD {
+			// Under t.mu the child cannot have been reaped, so the pid is
+			// still this child's. Without a pidfd signals fall back to
+			// the pid.
+			if fd, err := unix.PidfdOpen(op.Pid, 0); err == nil {
+				p.pidfd = fd
+			}
+		}
 		// The reaper owns the exit status; drop Go's handle without waiting.
 		_ = op.Release()
 		return nil
@@ -211,9 +223,34 @@ func (p *proc) Signal(sig syscall.Signal) error {
 	return err
 }
 
+// SignalExact sends sig to the main process through its pidfd when it has
+// one: a pid alone may name another process once this one is reaped (pid
+// reuse races, the reason pidfds exist). ESRCH (already reaped) is not an
+// error.
+func (p *proc) SignalExact(sig syscall.Signal) error {
+	if p.pidfd < 0 {
+		return p.Signal(sig)
+	}
+	err := unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// closePidFD releases the pidfd; the caller makes sure no SignalExact runs
+// concurrently.
+func (p *proc) closePidFD() {
+	if p.pidfd >= 0 {
+		_ = unix.Close(p.pidfd)
+		p.pidfd = -1
+	}
+}
+
 // Cleanup removes the sub-group if nothing lives in it any more; lingering
 // daemons keep it until the sandbox ends.
 func (p *proc) Cleanup() {
+	p.closePidFD()
 	if p.sub != nil {
 		_, _ = p.sub.Remove()
 	}

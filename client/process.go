@@ -1,0 +1,199 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// Process types shared with the server.
+type (
+	ProcessRequest = sandbox.ProcessRequest
+	ProcessInfo    = sandbox.ProcessInfo
+	PTYSize        = sandbox.PTYSize
+)
+
+// ProcessRef names a process: a pid, a process id ("p7") or "tag:NAME".
+type ProcessRef string
+
+// PID refers to a process by pid (a running process wins over exited ones
+// that had the same pid).
+func PID(pid int) ProcessRef { return ProcessRef(strconv.Itoa(pid)) }
+
+// Tag refers to a process by tag.
+func Tag(tag string) ProcessRef { return ProcessRef("tag:" + tag) }
+
+func procPath(id string, ref ProcessRef, tail string) string {
+	p := "/v1/sandboxes/" + url.PathEscape(id) + "/processes"
+	if ref != "" {
+		p += "/" + url.PathEscape(string(ref))
+	}
+	return p + tail
+}
+
+// StartProcess starts a background process; it keeps running when this
+// client goes away.
+func (c *Client) StartProcess(ctx context.Context, id string, req ProcessRequest) (ProcessInfo, error) {
+	var info ProcessInfo
+	err := c.call(ctx, http.MethodPost, procPath(id, "", ""), req, &info)
+	return info, err
+}
+
+// Processes lists a sandbox's running and recently exited processes.
+func (c *Client) Processes(ctx context.Context, id string) ([]ProcessInfo, error) {
+	var out struct {
+		Processes []ProcessInfo `json:"processes"`
+	}
+	err := c.call(ctx, http.MethodGet, procPath(id, "", ""), nil, &out)
+	return out.Processes, err
+}
+
+// Process describes one process.
+func (c *Client) Process(ctx context.Context, id string, ref ProcessRef) (ProcessInfo, error) {
+	var info ProcessInfo
+	err := c.call(ctx, http.MethodGet, procPath(id, ref, ""), nil, &info)
+	return info, err
+}
+
+// KillProcess kills a process and everything it started.
+func (c *Client) KillProcess(ctx context.Context, id string, ref ProcessRef) (ProcessInfo, error) {
+	var info ProcessInfo
+	err := c.call(ctx, http.MethodDelete, procPath(id, ref, ""), nil, &info)
+	return info, err
+}
+
+// SignalProcess sends a signal ("SIGTERM", "INT", "9"...) to a process, or
+// with tree to every process of its tree; it returns how many got it.
+func (c *Client) SignalProcess(ctx context.Context, id string, ref ProcessRef, signal string, tree bool) (int, error) {
+	var out struct {
+		Signalled int `json:"signalled"`
+	}
+	err := c.call(ctx, http.MethodPost, procPath(id, ref, "/signal"), map[string]any{"signal": signal, "tree": tree}, &out)
+	return out.Signalled, err
+}
+
+// WaitProcess waits up to timeout for a process to exit; the answer's
+// State is still "running" if it did not.
+func (c *Client) WaitProcess(ctx context.Context, id string, ref ProcessRef, timeout time.Duration) (ProcessInfo, error) {
+	var info ProcessInfo
+	err := c.call(ctx, http.MethodPost, procPath(id, ref, "/wait"), map[string]int64{"timeout_ms": timeout.Milliseconds()}, &info)
+	return info, err
+}
+
+// WriteStdin streams r to a process's input.
+func (c *Client) WriteStdin(ctx context.Context, id string, ref ProcessRef, r io.Reader) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+procPath(id, ref, "/stdin"), r)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Bytes int64 `json:"bytes"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	return out.Bytes, err
+}
+
+// CloseStdin closes a process's input (a terminal gets ^D).
+func (c *Client) CloseStdin(ctx context.Context, id string, ref ProcessRef) error {
+	return c.call(ctx, http.MethodPost, procPath(id, ref, "/close-stdin"), nil, nil)
+}
+
+// ResizeProcess changes the size of a process's terminal.
+func (c *Client) ResizeProcess(ctx context.Context, id string, ref ProcessRef, size PTYSize) error {
+	return c.call(ctx, http.MethodPost, procPath(id, ref, "/resize"), size, nil)
+}
+
+// OutputEvent is one line of a process's output stream. With Data empty
+// it is a position: the stream continues at Offset, and Dropped bytes
+// before it were lost (overwritten in the server's ring buffer).
+type OutputEvent struct {
+	Stream  string
+	Offset  int64
+	Data    []byte
+	Dropped int64
+}
+
+// OutputOptions tune ProcessOutput.
+type OutputOptions struct {
+	// From is "start" (default: the oldest byte kept), "tail" (new output
+	// only), an offset, or "stdout:N,stderr:M".
+	From string
+	// Follow keeps the stream open until the process exits.
+	Follow bool
+}
+
+// ProcessOutput streams a process's output to fn and returns its state at
+// the end of the stream. To resume after a disconnect, pass From as
+// "stdout:N,stderr:M" with the offsets after the last bytes received.
+func (c *Client) ProcessOutput(ctx context.Context, id string, ref ProcessRef, opt OutputOptions, fn func(OutputEvent) error) (ProcessInfo, error) {
+	q := url.Values{"encoding": {"base64"}}
+	if opt.From != "" {
+		q.Set("from", opt.From)
+	}
+	if opt.Follow {
+		q.Set("follow", "1")
+	}
+	req, err := c.newRequest(ctx, http.MethodGet, procPath(id, ref, "/output")+"?"+q.Encode(), nil)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var line struct {
+			Stream  string       `json:"stream"`
+			Offset  int64        `json:"offset"`
+			Dropped int64        `json:"dropped"`
+			Data    *string      `json:"data"`
+			DataB64 string       `json:"data_b64"`
+			Process *ProcessInfo `json:"process"`
+			Error   *struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return ProcessInfo{}, fmt.Errorf("malformed stream line: %w", err)
+		}
+		switch {
+		case line.Error != nil:
+			return ProcessInfo{}, &Error{Status: 200, Code: line.Error.Code, Message: line.Error.Message}
+		case line.Process != nil:
+			return *line.Process, nil
+		}
+		ev := OutputEvent{Stream: line.Stream, Offset: line.Offset, Dropped: line.Dropped}
+		switch {
+		case line.DataB64 != "":
+			if ev.Data, err = base64.StdEncoding.DecodeString(line.DataB64); err != nil {
+				return ProcessInfo{}, fmt.Errorf("malformed stream data: %w", err)
+			}
+		case line.Data != nil:
+			ev.Data = []byte(*line.Data)
+		}
+		if err := fn(ev); err != nil {
+			return ProcessInfo{}, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return ProcessInfo{}, err
+	}
+	return ProcessInfo{}, errors.New("the output stream ended early")
+}

@@ -1,0 +1,316 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// processRoutes serves background processes and the interactive
+// WebSockets (terminal, interactive exec). {pid} is a pid, a process id
+// ("p7") or "tag:NAME".
+func (s *Server) processRoutes() {
+	s.authed("POST /v1/sandboxes/{id}/processes", auth.ScopeExec, s.startProcess)
+	s.authed("GET /v1/sandboxes/{id}/processes", auth.ScopeRead, s.listProcesses)
+	s.authed("GET /v1/sandboxes/{id}/processes/{pid}", auth.ScopeRead, s.getProcess)
+	s.authed("DELETE /v1/sandboxes/{id}/processes/{pid}", auth.ScopeExec, s.killProcess)
+	s.authed("GET /v1/sandboxes/{id}/processes/{pid}/output", auth.ScopeRead, s.processOutput)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/stdin", auth.ScopeExec, s.processStdin)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/close-stdin", auth.ScopeExec, s.processCloseStdin)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/signal", auth.ScopeExec, s.signalProcess)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/resize", auth.ScopeExec, s.resizeProcess)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/wait", auth.ScopeRead, s.waitProcess)
+	s.authedWS("GET /v1/sandboxes/{id}/pty", auth.ScopeExec, s.terminal)
+	s.authedWS("GET /v1/sandboxes/{id}/exec/ws", auth.ScopeExec, s.execWS)
+}
+
+func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req sandbox.ProcessRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	id := r.PathValue("id")
+	info, err := s.m.StartProcess(r.Context(), scopeOf(p), id, req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sandboxes/"+id+"/processes/"+info.ID)
+	writeJSON(w, http.StatusCreated, info)
+}
+
+func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	list, err := s.m.Processes(r.Context(), scopeOf(p), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []sandbox.ProcessInfo{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"processes": list})
+}
+
+func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	info, err := s.m.Process(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) killProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	info, err := s.m.KillProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// processStdin streams the raw request body to the process's input.
+func (s *Server) processStdin(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	n, err := s.m.WriteStdin(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), r.Body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"bytes": n})
+}
+
+func (s *Server) processCloseStdin(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	if err := s.m.CloseStdin(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid")); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// SignalRequest is the body of POST .../processes/{pid}/signal.
+type SignalRequest struct {
+	Signal string `json:"signal"` // default SIGTERM
+	Tree   bool   `json:"tree"`
+}
+
+func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req SignalRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.Signal == "" {
+		req.Signal = "SIGTERM"
+	}
+	n, err := s.m.SignalProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), req.Signal, req.Tree)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"signalled": n})
+}
+
+func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var size sandbox.PTYSize
+	if err := decode(r, &size); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.m.ResizeProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), size); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// defaultWait is a wait's timeout when the body names none.
+const defaultWait = 30 * time.Second
+
+func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req struct {
+		TimeoutMs *int64 `json:"timeout_ms"`
+	}
+	if err := decode(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	d := defaultWait
+	if req.TimeoutMs != nil {
+		if *req.TimeoutMs < 0 || *req.TimeoutMs > sandbox.MaxProcessWait.Milliseconds() {
+			writeError(w, r, errs.Invalid("timeout_ms must be 0..%d", sandbox.MaxProcessWait.Milliseconds()))
+			return
+		}
+		d = time.Duration(*req.TimeoutMs) * time.Millisecond
+	}
+	info, err := s.m.WaitProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), d)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// OutputLine is one line of the NDJSON output stream: a position (Data
+// and DataB64 empty: the stream continues at Offset, Dropped bytes before
+// it are lost), a chunk of output (Data when it is UTF-8, else DataB64),
+// the final Process state, or an Error.
+type OutputLine struct {
+	Stream  string               `json:"stream,omitempty"`
+	Offset  *int64               `json:"offset,omitempty"`
+	Dropped int64                `json:"dropped,omitempty"`
+	Data    string               `json:"data,omitempty"`
+	DataB64 string               `json:"data_b64,omitempty"`
+	Process *sandbox.ProcessInfo `json:"process,omitempty"`
+	Error   *errorField          `json:"error,omitempty"`
+}
+
+type errorField struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// processOutput streams output as NDJSON: ?from=start|tail|N|stdout:N,...,
+// ?follow=1 to keep going until the process exits, ?encoding=base64 for
+// every chunk as data_b64.
+func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q := r.URL.Query()
+	from, err := sandbox.ParseFrom(q.Get("from"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	opt := sandbox.OutputOptions{From: from, Follow: q.Get("follow") == "1" || q.Get("follow") == "true"}
+	b64 := false
+	switch q.Get("encoding") {
+	case "", "text":
+	case "base64":
+		b64 = true
+	default:
+		writeError(w, r, errs.Invalid("encoding must be text or base64"))
+		return
+	}
+	sw := &lazyStream{w: w}
+	out := &ndjsonOut{enc: json.NewEncoder(sw), fl: sw}
+	tx := &textChunks{b64: b64, emit: func(l OutputLine) error { return out.emit(l) }}
+	info, err := s.m.ProcessOutput(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), opt, tx.event)
+	if err == nil {
+		err = tx.flushAll()
+	}
+	if err != nil {
+		if !sw.started {
+			writeError(w, r, err)
+			return
+		}
+		_ = out.emit(OutputLine{Error: &errorField{Code: string(errs.CodeOf(err)), Message: errs.Public(err)}})
+		return
+	}
+	_ = out.emit(OutputLine{Process: &info})
+}
+
+// textChunks turns output events into NDJSON lines. JSON strings hold
+// UTF-8, so a character split across two chunks is carried to the next
+// one (offsets stay exact); a chunk that is not UTF-8 goes as base64.
+type textChunks struct {
+	b64   bool
+	emit  func(OutputLine) error
+	carry map[string]carried
+}
+
+// carried is the start of a character whose end has not arrived yet.
+type carried struct {
+	off int64
+	b   []byte
+}
+
+func (t *textChunks) event(ev sandbox.OutputEvent) error {
+	if len(ev.Data) == 0 {
+		// A position: what was carried will not be completed.
+		if err := t.flush(ev.Stream); err != nil {
+			return err
+		}
+		off := ev.Offset
+		return t.emit(OutputLine{Stream: ev.Stream, Offset: &off, Dropped: ev.Dropped})
+	}
+	if t.b64 {
+		off := ev.Offset
+		return t.emit(OutputLine{Stream: ev.Stream, Offset: &off, DataB64: base64.StdEncoding.EncodeToString(ev.Data)})
+	}
+	if t.carry == nil {
+		t.carry = map[string]carried{}
+	}
+	prev := t.carry[ev.Stream]
+	off := ev.Offset - int64(len(prev.b))
+	buf := ev.Data
+	if len(prev.b) > 0 {
+		buf = append(prev.b, ev.Data...)
+	}
+	done, rest := splitUTF8(buf)
+	if len(rest) > 0 {
+		t.carry[ev.Stream] = carried{off: off + int64(len(done)), b: append([]byte(nil), rest...)}
+	} else {
+		delete(t.carry, ev.Stream)
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	return t.emit(chunkLine(ev.Stream, off, done))
+}
+
+// flush emits what is carried for stream as it is.
+func (t *textChunks) flush(stream string) error {
+	c, ok := t.carry[stream]
+	if !ok {
+		return nil
+	}
+	delete(t.carry, stream)
+	return t.emit(chunkLine(stream, c.off, c.b))
+}
+
+// flushAll emits every carry at the end of the stream.
+func (t *textChunks) flushAll() error {
+	for _, name := range []string{"stdout", "stderr", "pty"} {
+		if err := t.flush(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func chunkLine(stream string, off int64, p []byte) OutputLine {
+	if utf8.Valid(p) {
+		return OutputLine{Stream: stream, Offset: &off, Data: string(p)}
+	}
+	return OutputLine{Stream: stream, Offset: &off, DataB64: base64.StdEncoding.EncodeToString(p)}
+}
+
+// splitUTF8 splits p before a trailing incomplete UTF-8 sequence (at most
+// three bytes that could still become a character), if there is one.
+func splitUTF8(p []byte) (done, rest []byte) {
+	for k := 1; k <= 3 && k <= len(p); k++ {
+		c := p[len(p)-k]
+		if c&0xC0 == 0x80 {
+			continue // continuation byte: look further back
+		}
+		need := 0
+		switch {
+		case c&0xE0 == 0xC0:
+			need = 2
+		case c&0xF0 == 0xE0:
+			need = 3
+		case c&0xF8 == 0xF0:
+			need = 4
+		}
+		if need > k {
+			return p[:len(p)-k], p[len(p)-k:]
+		}
+		return p, nil
+	}
+	return p, nil
+}

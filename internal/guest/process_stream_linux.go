@@ -1,0 +1,216 @@
+//go:build linux
+
+package guest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"syscall"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+)
+
+// streamOut writes bp's output from `from` as frames until it has caught up
+// (follow unset) or the process has exited and its output drained (follow
+// set), then a FrameExit with the process's state. A reader slower than
+// the process loses the bytes the ring overwrote, and is told how many.
+func (bp *bgProc) streamOut(ctx context.Context, from guestapi.From, follow bool, fw *frameWriter) error {
+	offs := make([]int64, len(bp.streams))
+	bp.mu.Lock()
+	pos := make([]guestapi.Position, len(bp.streams))
+	for i, s := range bp.streams {
+		off, dropped := from.OffsetFor(s.name, s.ring.start, s.ring.end)
+		offs[i] = off
+		pos[i] = guestapi.Position{Stream: s.name, Offset: off, Dropped: dropped}
+	}
+	bp.mu.Unlock()
+	for _, p := range pos {
+		if err := fw.writeJSON(guestapi.FramePosition, p); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, 64<<10)
+	next := 0 // round robin, so a busy stream cannot starve the other
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var (
+			typ byte
+			n   int
+			gap *guestapi.Position
+		)
+		bp.mu.Lock()
+		for k := range bp.streams {
+			i := (next + k) % len(bp.streams)
+			s := bp.streams[i]
+			if offs[i] < s.ring.start {
+				gap = &guestapi.Position{Stream: s.name, Offset: s.ring.start, Dropped: s.ring.start - offs[i]}
+				offs[i] = s.ring.start
+				break
+			}
+			if n = s.ring.readAt(offs[i], buf); n > 0 {
+				typ = s.frame
+				offs[i] += int64(n)
+				next = i + 1
+				break
+			}
+		}
+		if gap == nil && n == 0 {
+			// Caught up. Without follow that is the end, unless the
+			// process has just exited and its last output is still on
+			// the way (drained comes within the grace period).
+			if bp.drained || (!follow && !bp.exited) {
+				bp.mu.Unlock()
+				break
+			}
+			ch := bp.waitChLocked()
+			bp.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		bp.mu.Unlock()
+		var err error
+		if gap != nil {
+			err = fw.writeJSON(guestapi.FramePosition, *gap)
+		} else {
+			err = fw.write(typ, buf[:n])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return fw.writeJSON(guestapi.FrameExit, bp.info())
+}
+
+var errLimitReaders = errs.New(errs.CodeLimit, "too many output streams and terminals open on this sandbox's processes (at most %d)", guestapi.MaxProcessReaders)
+
+func (f *frameWriter) writeJSON(typ byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return f.write(typ, b)
+}
+
+func (g *procRegistry) handleOutput(w http.ResponseWriter, r *http.Request) {
+	bp := g.withProc(w, r)
+	if bp == nil {
+		return
+	}
+	q := r.URL.Query()
+	from, err := guestapi.ParseFrom(q.Get("from"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	follow := q.Get("follow") == "1" || q.Get("follow") == "true"
+	if !g.readers.TryAcquire() {
+		writeError(w, errLimitReaders)
+		return
+	}
+	defer g.readers.Release()
+	w.Header().Set("Content-Type", "application/x-paddock-frames")
+	w.WriteHeader(http.StatusOK)
+	fw := &frameWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	fw.fl, _ = w.(http.Flusher)
+	_ = bp.streamOut(r.Context(), from, follow, fw)
+}
+
+// handleAttach upgrades the connection to carry frames both ways: output
+// to the host, input and control messages from it. Detaching (the host
+// closing the connection) leaves the process running.
+func (g *procRegistry) handleAttach(w http.ResponseWriter, r *http.Request) {
+	bp := g.withProc(w, r)
+	if bp == nil {
+		return
+	}
+	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", guestapi.AttachProtocol) {
+		writeError(w, errs.Invalid("attach needs Connection: Upgrade and Upgrade: %s", guestapi.AttachProtocol))
+		return
+	}
+	from, err := guestapi.ParseFrom(r.URL.Query().Get("from"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !g.readers.TryAcquire() {
+		writeError(w, errLimitReaders)
+		return
+	}
+	defer g.readers.Release()
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		writeError(w, errs.Wrap(errs.CodeInternal, err, "cannot upgrade the connection"))
+		return
+	}
+	defer conn.Close()
+	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + guestapi.AttachProtocol + "\r\n\r\n")
+	if err := brw.Flush(); err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Input: ends when the host detaches, which ends the output too.
+		defer cancel()
+		fr := guestapi.NewFrameReader(brw.Reader)
+		for {
+			typ, p, err := fr.Next()
+			if err != nil {
+				return
+			}
+			switch typ {
+			case guestapi.FrameStdin:
+				// Input to a process that closed it is dropped, as a
+				// terminal drops keys typed after its program ended.
+				_, _ = bp.writeStdin(ctx.Done(), bytes.NewReader(p))
+			case guestapi.FrameControl:
+				c, err := guestapi.ParseControl(p)
+				if err != nil {
+					continue
+				}
+				bp.control(c)
+			default:
+				return
+			}
+		}
+	}()
+	fw := &frameWriter{w: bufio.NewWriterSize(conn, 64<<10)}
+	_ = bp.streamOut(ctx, from, true, fw)
+}
+
+// control applies one attach control message; errors are the caller's to
+// ignore (a resize of a terminal that just closed is not worth a reply).
+func (bp *bgProc) control(c guestapi.Control) {
+	switch c.Type {
+	case guestapi.ControlResize:
+		_ = bp.resize(guestapi.PTYSize{Rows: c.Rows, Cols: c.Cols})
+	case guestapi.ControlEOF:
+		_ = bp.closeStdin()
+	case guestapi.ControlSignal:
+		if n, err := guestapi.ParseSignal(c.Signal); err == nil {
+			_, _ = bp.signal(syscall.Signal(n), c.Tree)
+		}
+	}
+}
+
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
