@@ -44,7 +44,16 @@ with the key in $PADDOCK_API_KEY.`,
 	root.AddCommand(
 		newServeCmd(e), newCreateCmd(e), newLsCmd(e), newInspectCmd(e), newRmCmd(e),
 		newExecCmd(e), newRunCmd(e), newTemplateCmd(e), newVersionCmd(e),
+		newKeyCmd(e), newTenantCmd(e),
 	)
+	root.AddCommand(newShellCmd(e))
+	root.AddCommand(newPsCmd(e))
+	root.AddCommand(newProcCmd(e))
+	root.AddCommand(newCpCmd(e))
+	root.AddCommand(newAuditCmd(e))
+	root.AddCommand(newNetworkCmd(e))
+	root.AddCommand(newMCPCmd(e))
+	root.AddCommand(newBenchCmd(e))
 	return root
 }
 

@@ -8,20 +8,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/paddockhq/paddock/internal/api"
-	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/cgroup"
-	"github.com/paddockhq/paddock/internal/disk"
-	"github.com/paddockhq/paddock/internal/runtime/native"
-	"github.com/paddockhq/paddock/internal/sandbox"
-	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/internal/template"
 )
 
 // serveFlags are paddock serve's options.
@@ -33,6 +26,7 @@ type serveFlags struct {
 	layersSize                              string
 	http                                    httpFlags // serve_http.go
 	obs                                     obsFlags  // serve_audit.go
+	net                                     netFlags  // serve_network.go
 }
 
 const defaultDataDir = "/var/lib/paddock"
@@ -50,7 +44,13 @@ first start, written to DATA/admin.key (0600) and printed once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), e, &f) },
 	}
-	fs := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register adds serve's flags to fs, setting f to their defaults (also
+// how paddock mcp --embedded gets serve's defaults: mcp.go).
+func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:7070", "address to listen on")
 	fs.StringVar(&f.data, "data", defaultDataDir, "data directory (state, templates, layers, keys)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
@@ -65,7 +65,7 @@ first start, written to DATA/admin.key (0600) and printed once.`,
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
 	f.http.register(fs)
 	f.obs.register(fs)
-	return cmd
+	f.net.register(fs)
 }
 
 func serve(ctx context.Context, e *env, f *serveFlags) error {
@@ -79,94 +79,24 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if os.Geteuid() != 0 {
 		return errors.New("paddock serve needs root (it creates namespaces, cgroups and mounts)")
 	}
-	if err := os.MkdirAll(f.data, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	unlock, err := lockDataDir(f.data)
+	st, err := openStack(ctx, log, f, e.stdout) // stack.go: shared with paddock mcp --embedded
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	raiseNoFile()
-	ob, err := startObs(f, log) // serve_audit.go: audit log, metrics
-	if err != nil {
-		return err
-	}
-	defer ob.Close()
-
-	db, err := store.Open(f.data, auth.Migrations...)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	tpls, err := template.Open(f.data, log)
-	if err != nil {
-		return fmt.Errorf("templates: %w", err)
-	}
-	cg, err := cgroup.Detect("/sys/fs/cgroup", f.cgroupPrefix)
-	if err != nil {
-		return fmt.Errorf("cgroups: %w", err)
-	}
-	if f.favorDynMods {
-		if changed, err := cgroup.FavorDynMods(); err != nil {
-			log.Warn("cannot set favordynmods; sandbox starts will be slower", "err", err)
-		} else if changed {
-			log.Info("remounted cgroup2 with favordynmods (faster cgroup migrations, host-wide)")
-		}
-	}
-	imgSize, err := layersSize(f)
-	if err != nil {
-		return err
-	}
-	layers, why, err := disk.Open(disk.Options{Dir: filepath.Join(f.data, "layers"), ImageSize: imgSize})
-	if err != nil {
-		return fmt.Errorf("writable layers: %w", err)
-	}
-	layerKind := "tmpfs"
-	if layers != nil {
-		defer layers.Close()
-		layerKind = layers.Kind()
-	} else {
-		log.Warn("writable layers are tmpfs inside each sandbox (RAM, counted against its memory)", "reason", why)
-	}
-	rt, err := native.New(native.Options{DataDir: f.data, Log: log, Cgroups: cg, Disk: layers, UIDBase: f.uidBase})
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-
-	limits := sandbox.DefaultLimits(goruntime.NumCPU())
-	quotas := newQuotas(db, limits) // serve_auth.go
-	mgr := sandbox.New(sandbox.Config{
-		Limits:       limits,
-		MaxSandboxes: f.maxSandboxes,
-		PoolSize:     f.pool,
-	}, sandbox.Deps{Log: log, Store: db, Backend: rt, Templates: tpls, Admission: quotas, Observer: ob.Observer})
-	if err := mgr.Start(ctx); err != nil {
-		return err
-	}
-	key, err := auth.Bootstrap(f.data, os.Getenv("PADDOCK_ADMIN_KEY"), e.stdout)
-	if err != nil {
-		return err
-	}
-	authn, err := newAuthn(f.data, db, key, quotas, log) // serve_auth.go
-	if err != nil {
-		return err
-	}
-	defer authn.Close()
+	defer st.Close()
 	web, err := newWeb(f, log) // serve_http.go: hardening, limits, TLS
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Options{Log: log, Manager: mgr, Auth: authn, Templates: tpls, Version: version,
-		Auditor: ob.Auditor, Middleware: ob.middleware(web.harden)})
+	srv := api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
+		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden), Mounts: mcpMounts(ctx, f, st, log)}) // serve_mcp.go: /mcp
 	hs := web.server(srv.Handler())
 	ln, err := web.listen()
 	if err != nil {
 		return err
 	}
-	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(cg.Version()),
-		"layers", layerKind, "version", version)
+	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(st.cg.Version()),
+		"layers", st.layerKind, "version", version)
 	fmt.Fprintf(e.stderr, "paddock: listening on %s\n", ln.Addr())
 
 	errc := make(chan error, 1)
@@ -182,7 +112,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
-	return mgr.Close(sctx)
+	return st.mgr.Close(sctx)
 }
 
 func newLogger(e *env, level string) (*slog.Logger, error) {

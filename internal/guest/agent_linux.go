@@ -37,6 +37,7 @@ type Agent struct {
 	execSlots semaphore
 	logged    atomic.Int64
 	phases    []string // setup timings, reported in Ready
+	net       guestNet // network changes at runtime (network_linux.go)
 }
 
 // Main is the guest's entry point; it returns the process exit code.
@@ -144,6 +145,7 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("POST /v1/exec", a.handleExec)
 	a.fileRoutes(mux)
 	a.processRoutes(mux)
+	a.networkRoutes(mux)
 	return mux
 }
 

@@ -49,7 +49,7 @@ func (a *Agent) buildEnv(id identity, cwd string, extra map[string]string, tty b
 	if tty {
 		m["TERM"] = "xterm-256color"
 	}
-	for k, v := range a.cfg.Env {
+	for k, v := range a.sandboxEnv() {
 		m[k] = v
 	}
 	for k, v := range extra {
@@ -273,7 +273,9 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer stdinW.Close()
 		if req.StdinStream {
-			_, _ = io.Copy(stdinW, br)
+			// The decoder may have read past the JSON head: those bytes
+			// are the start of stdin.
+			_, _ = io.Copy(stdinW, io.MultiReader(dec.Buffered(), br))
 		} else if len(req.Stdin) > 0 {
 			_, _ = stdinW.Write(req.Stdin)
 		}

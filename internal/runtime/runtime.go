@@ -28,6 +28,9 @@ type Config struct {
 	Limits   Limits
 	Hostname string
 	Env      map[string]string
+	// Network is the sandbox's egress policy; nil (or mode "none") means
+	// loopback only, and no Network attachment is made.
+	Network *NetPolicy
 }
 
 // Stats is a reading of a live sandbox's consumption.

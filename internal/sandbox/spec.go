@@ -8,7 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/runtime"
 )
 
 // Spec is what a caller asks for. Zero fields take the server's defaults.
@@ -24,16 +26,54 @@ type Spec struct {
 	Network  *Network          `json:"network,omitempty"`
 }
 
-// Network is the egress policy of a sandbox.
+// Network is the egress policy of a sandbox (docs/network.md).
 type Network struct {
-	Mode  string   `json:"mode"`            // "none" (loopback only)
-	Allow []string `json:"allow,omitempty"` // domains, for allowlist mode
+	Mode string `json:"mode"` // "none" (loopback only), "allowlist" or "open"
+	// Allow are the destinations of allowlist mode: "example.com",
+	// "*.example.com" (names below it), each with an optional ":port".
+	Allow []string `json:"allow,omitempty"`
+	// AllowCIDR are IP destinations allowlist mode may reach as such (IP
+	// literals); the always-refused ranges stay refused.
+	AllowCIDR []string `json:"allow_cidr,omitempty"`
 }
 
 // Network modes.
 const (
-	NetNone = "none"
+	NetNone      = policy.ModeNone
+	NetAllowlist = policy.ModeAllowlist
+	NetOpen      = policy.ModeOpen
 )
+
+// NormalizeNetwork validates n and returns it in canonical form (mode
+// filled in, entries lower-cased and de-duplicated); nil means none.
+func NormalizeNetwork(n *Network) (*Network, error) {
+	if n == nil {
+		return &Network{Mode: NetNone}, nil
+	}
+	p, err := policy.Compile(n.Mode, n.Allow, n.AllowCIDR)
+	if err != nil {
+		return nil, errs.Invalid("%s", err.Error())
+	}
+	out := &Network{Mode: p.Mode}
+	if p.Mode == NetAllowlist {
+		out.Allow, out.AllowCIDR = p.Allow(), p.CIDRs()
+		if len(out.Allow) == 0 {
+			out.Allow = nil
+		}
+		if len(out.AllowCIDR) == 0 {
+			out.AllowCIDR = nil
+		}
+	}
+	return out, nil
+}
+
+// runtimeNetwork is the policy handed to the backend (nil: none).
+func runtimeNetwork(n *Network) *runtime.NetPolicy {
+	if n == nil || n.Mode == NetNone || n.Mode == "" {
+		return nil
+	}
+	return &runtime.NetPolicy{Mode: n.Mode, Allow: n.Allow, AllowCIDR: n.AllowCIDR}
+}
 
 // Limits bound what a spec may ask for and give the defaults.
 type Limits struct {
@@ -117,18 +157,11 @@ func (l Limits) Normalize(s Spec) (Spec, error) {
 	if err := ValidateEnv(s.Env); err != nil {
 		return s, err
 	}
-	if s.Network == nil {
-		s.Network = &Network{Mode: NetNone}
+	n, err := NormalizeNetwork(s.Network)
+	if err != nil {
+		return s, err
 	}
-	switch s.Network.Mode {
-	case "", NetNone:
-		s.Network.Mode = NetNone
-		if len(s.Network.Allow) > 0 {
-			return s, errs.Invalid("network.allow needs network mode allowlist")
-		}
-	default:
-		return s, errs.New(errs.CodeUnsupported, "network mode %q is not available on this server", clip(s.Network.Mode))
-	}
+	s.Network = n
 	return s, nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/guest"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/runtime/native"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/store"
@@ -64,6 +65,9 @@ type Options struct {
 	Slots        int // uid ranges (sandboxes alive at once); default 64
 	Log          *slog.Logger
 	Audit        AuditOptions // audit.go: the audit log (on by default) and metrics
+	// Network gives sandboxes a network (a network.Stack, usually in a
+	// namespace the test made); nil: loopback only.
+	Network runtime.Network
 }
 
 // Env is a running stack.
@@ -135,7 +139,7 @@ func New(t testing.TB, o Options) *Env {
 	e.Disk, _, err = disk.Open(disk.Options{Dir: filepath.Join(e.Data, "layers"), ImageSize: 8 << 30})
 	must("layers", err)
 	e.Backend, err = native.New(native.Options{DataDir: e.Data, Log: log, Cgroups: e.Cgroups, Disk: e.Disk,
-		UIDBase: e.UIDBase, Slots: slots})
+		UIDBase: e.UIDBase, Slots: slots, Network: o.Network})
 	must("backend", err)
 	limits := sandbox.DefaultLimits(goruntime.NumCPU())
 	if o.Limits != nil {

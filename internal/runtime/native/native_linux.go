@@ -39,6 +39,8 @@ type Options struct {
 	Slots   int
 	// ReadyTimeout bounds how long a guest may take to come up.
 	ReadyTimeout time.Duration
+	// Network gives sandboxes a network; nil: loopback only.
+	Network runtime.Network
 }
 
 const (
@@ -146,6 +148,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	}
 	uid := b.o.UIDBase + slot*uidsPerSandbox
 	inst := &instance{b: b, id: cfg.ID, slot: slot, uid: uid, done: make(chan struct{}), ph: newPhases()}
+	inst.net.want = cfg.Network
 	// The cgroups are made while the guest process starts (it stays blocked
 	// on its setup socket, and is moved into them before it can run
 	// anything): the two overlap on a multi-core host.
@@ -194,7 +197,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		NewRoot:    "newroot",
 		ShmBytes:   shmSize(cfg.Limits.MemoryBytes),
 		Hosts:      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" + cfg.Hostname + "\n",
-		ResolvConf: "# no network: this sandbox has loopback only\n",
+		ResolvConf: runtime.LoopbackResolvConf,
 		Env:        cfg.Env,
 	}
 	gc.CgroupVersion = int(b.o.Cgroups.Version())
@@ -317,6 +320,7 @@ func (b *Backend) stop(inst *instance) {
 
 // release frees a stopped sandbox's cgroups, layer, run directory and slot.
 func (b *Backend) release(inst *instance) {
+	b.detachNetwork(inst)
 	var errsSeen []string
 	if inst.cg != nil {
 		if err := inst.cg.Destroy(); err != nil {
@@ -482,6 +486,7 @@ func (b *Backend) Sweep(ctx context.Context, keep map[string]bool) (int, error) 
 		_ = b.Cleanup(ctx, id, nil)
 		n++
 	}
+	n += b.sweepNetwork(ctx, keep)
 	return n, nil
 }
 

@@ -41,6 +41,7 @@ type instance struct {
 	reattached bool // started by an earlier server process
 
 	ph          *phases       // create timings, for the debug log
+	net         netState      // network attachment (network_linux.go)
 	cmdDone     chan struct{} // non-nil once a guest process was started
 	done        chan struct{}
 	doneOnce    sync.Once
@@ -173,6 +174,7 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 		inst.markDone()
 	}()
 	guestEnd.Close()
+	b.startNetwork(ctx, inst) // network_linux.go: alongside the cgroup and template setup
 
 	// The guest is blocked reading its Config: nothing runs inside yet, so
 	// moving it into its cgroups now leaves no window to escape them.
@@ -201,6 +203,9 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 	inst.ph.mark("attach")
 	if inst.startTime, err = procStartTime(inst.pid); err != nil {
 		return fmt.Errorf("guest vanished: %w", err)
+	}
+	if err := b.attachNetwork(ctx, inst, gc); err != nil {
+		return fmt.Errorf("network: %w", err)
 	}
 	msg, _ := json.Marshal(gc)
 	if err := unix.Sendmsg(int(hostEnd.Fd()), msg, unix.UnixRights(dirFDs...), nil, 0); err != nil {

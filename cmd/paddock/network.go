@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paddockhq/paddock/client"
+)
+
+func newNetworkCmd(e *env) *cobra.Command {
+	var mode string
+	var allow, cidrs []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "network ID [--net none|allowlist|open] [--allow DOMAIN]... [--allow-cidr CIDR]...",
+		Short: "Show or change a running sandbox's network policy",
+		Long: `Without flags, print the sandbox's network policy. With --net, --allow or
+--allow-cidr, replace it: new connections follow the new policy at once, and
+open connections it no longer allows are closed.
+
+--allow takes a host name ("api.example.com") or a wildcard over a
+registrable domain ("*.example.com"), each with an optional ":port";
+--allow-cidr takes IP destinations the sandbox may reach as such. Both imply
+--net allowlist. See docs/network.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := e.client()
+			fs := cmd.Flags()
+			var n client.Network
+			var err error
+			if fs.Changed("net") || fs.Changed("allow") || fs.Changed("allow-cidr") {
+				if mode == "" {
+					mode = "allowlist"
+				}
+				n, err = c.SetNetwork(cmd.Context(), args[0], client.Network{Mode: mode, Allow: allow, AllowCIDR: cidrs})
+			} else {
+				n, err = c.Network(cmd.Context(), args[0])
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, n)
+			}
+			fmt.Fprintf(e.stdout, "mode: %s\n", n.Mode)
+			if len(n.Allow) > 0 {
+				fmt.Fprintf(e.stdout, "allow: %s\n", strings.Join(n.Allow, " "))
+			}
+			if len(n.AllowCIDR) > 0 {
+				fmt.Fprintf(e.stdout, "allow_cidr: %s\n", strings.Join(n.AllowCIDR, " "))
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&mode, "net", "", "network mode: none, allowlist or open")
+	fs.StringArrayVar(&allow, "allow", nil, "domain the sandbox may reach (repeatable)")
+	fs.StringArrayVar(&cidrs, "allow-cidr", nil, "IP destinations the sandbox may reach (repeatable)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
