@@ -89,7 +89,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 		return err
 	}
 	srv := api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden), Mounts: mcpMounts(ctx, f, st, log)}) // serve_mcp.go: /mcp
+		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: mcpMounts(ctx, f, st, log)}) // serve_mcp.go: /mcp
 	hs := web.server(srv.Handler())
 	ln, err := web.listen()
 	if err != nil {

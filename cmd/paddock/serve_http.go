@@ -41,7 +41,7 @@ type web struct {
 	log    *slog.Logger
 	limits api.HTTPLimits
 	tls    *tls.Config
-	harden func(http.Handler) http.Handler
+	harden []func(http.Handler) http.Handler
 }
 
 func newWeb(f *serveFlags, log *slog.Logger) (*web, error) {
@@ -78,8 +78,14 @@ func newWeb(f *serveFlags, log *slog.Logger) (*web, error) {
 	if idle == 0 {
 		idle = -1 // off
 	}
-	w.harden = api.Harden(api.HardenOptions{AllowedHosts: hosts, ListenAddr: f.listen, AllowedOrigins: h.allowedOrigins,
-		MaxBodyBytes: maxBody << 20, BodyIdleTimeout: idle, Log: log})
+	// The same --allowed-origin values admit cross-site pages to the
+	// interactive WebSockets, which check Origin on their own.
+	wsOrigins, err := api.WebSocketOrigins(h.allowedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	w.harden = []func(http.Handler) http.Handler{api.Harden(api.HardenOptions{AllowedHosts: hosts, ListenAddr: f.listen,
+		AllowedOrigins: h.allowedOrigins, MaxBodyBytes: maxBody << 20, BodyIdleTimeout: idle, Log: log}), wsOrigins}
 	return w, nil
 }
 
