@@ -48,11 +48,17 @@ type Scope struct {
 }
 
 // Admission decides whether a caller may do op ("create", "timeout",
-// "network") with spec, given the tenant's live sandboxes: tenant quotas,
-// ceilings and rate limits live behind it. It may fill tenant defaults into
-// spec before the server's defaults apply. Nil admits everything.
+// "network") with spec: tenant quotas, ceilings and rate limits live behind
+// it. It may fill tenant defaults into spec before the server's defaults
+// apply. live lists the tenant's sandboxes at the moment it is called, so
+// an implementation that serialises admissions calls it under its own lock.
+// For a create, Admit may hold a reservation until done is called, which
+// the manager does once the create has finished: after the new sandbox is
+// listed, or after it failed. (Released earlier, a create could be in
+// neither the list nor the reservations, and concurrent creates would
+// overshoot a quota.) done may be nil. Nil Admission admits everything.
 type Admission interface {
-	Admit(ctx context.Context, sc Scope, op string, spec *Spec, live []Sandbox) error
+	Admit(ctx context.Context, sc Scope, op string, spec *Spec, live func() []Sandbox) (done func(), err error)
 }
 
 // Templates finds templates by name.
@@ -246,12 +252,16 @@ func (m *Manager) count() int {
 	return len(m.boxes) + m.pool.size()
 }
 
-// admit consults the Admission hook.
-func (m *Manager) admit(ctx context.Context, sc Scope, op string, spec *Spec) error {
+// admit consults the Admission hook; done is never nil.
+func (m *Manager) admit(ctx context.Context, sc Scope, op string, spec *Spec) (done func(), err error) {
 	if m.adm == nil {
-		return nil
+		return func() {}, nil
 	}
-	return m.adm.Admit(ctx, sc, op, spec, m.List(ctx, Scope{Tenant: sc.Tenant}, nil))
+	done, err = m.adm.Admit(ctx, sc, op, spec, func() []Sandbox { return m.List(ctx, Scope{Tenant: sc.Tenant}, nil) })
+	if done == nil {
+		done = func() {}
+	}
+	return done, err
 }
 
 // Create makes a sandbox for scope.
@@ -259,13 +269,15 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 	if sc.Sandbox != "" {
 		return Sandbox{}, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
 	}
-	if err := m.admit(ctx, sc, "create", &spec); err != nil {
+	done, err := m.admit(ctx, sc, "create", &spec)
+	defer done() // after create registered the sandbox (or failed)
+	if err != nil {
 		// A refusal is a policy decision worth recording on every surface.
 		_ = m.event(ctx, Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor,
 			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
 		return Sandbox{}, err
 	}
-	spec, err := m.cfg.Limits.Normalize(spec)
+	spec, err = m.cfg.Limits.Normalize(spec)
 	if err != nil {
 		return Sandbox{}, err
 	}
@@ -575,7 +587,9 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 	spec := b.sb.Spec
 	b.mu.Unlock()
 	spec.TimeoutS = int64(d / time.Second)
-	if err := m.admit(ctx, sc, "timeout", &spec); err != nil {
+	done, err := m.admit(ctx, sc, "timeout", &spec)
+	done()
+	if err != nil {
 		_ = m.event(ctx, Event{Kind: "sandbox.timeout", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
 			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
 		return Sandbox{}, err

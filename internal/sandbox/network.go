@@ -46,7 +46,9 @@ func (m *Manager) SetNetwork(ctx context.Context, sc Scope, id string, n Network
 	b.mu.Unlock()
 	old := spec.Network
 	spec.Network = nn
-	if err := m.admit(ctx, sc, "network", &spec); err != nil {
+	done, err := m.admit(ctx, sc, "network", &spec)
+	done()
+	if err != nil {
 		return Network{}, err
 	}
 	if _, ok := b.inst.(runtime.NetworkInstance); !ok {

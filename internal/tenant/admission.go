@@ -12,14 +12,9 @@ import (
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
-// reservationTTL bounds how long an admitted create that never showed up
-// among the live sandboxes (its caller's context never ends, and the
-// create failed) keeps counting against its tenant.
-const reservationTTL = time.Minute
-
-// settleGrace is how long a reservation outlives the first sight of its
-// sandbox (see usage).
-const settleGrace = 5 * time.Second
+// reservationTTL is a safety net: a reservation whose done was never
+// called (a bug) stops counting after it.
+const reservationTTL = 10 * time.Minute
 
 // Admission enforces tenant quotas; it implements sandbox.Admission.
 type Admission struct {
@@ -32,15 +27,14 @@ type Admission struct {
 	pending map[string][]*reservation
 }
 
-// reservation is an admitted create that is not (yet) a live sandbox:
+// reservation is an admitted create that the manager has not finished:
 // without it, concurrent creates would all see the same usage and together
-// exceed the quota.
+// exceed the quota. Between the new sandbox being listed and done being
+// called it is counted twice — a conservative error, never a missed one.
 type reservation struct {
-	at      time.Time
-	cpu     float64
-	memMB   int64
-	done    bool      // the create's caller is gone
-	matched time.Time // when a live sandbox first matched it
+	at    time.Time
+	cpu   float64
+	memMB int64
 }
 
 // NewAdmission returns the quota enforcer. limits are the server's (the
@@ -56,36 +50,36 @@ func (a *Admission) Tenants() *Store { return a.tenants }
 
 // Admit implements sandbox.Admission for ops "create", "timeout" and
 // "network"; other ops are admitted.
-func (a *Admission) Admit(ctx context.Context, sc sandbox.Scope, op string, spec *sandbox.Spec, live []sandbox.Sandbox) error {
+func (a *Admission) Admit(ctx context.Context, sc sandbox.Scope, op string, spec *sandbox.Spec, live func() []sandbox.Sandbox) (func(), error) {
 	switch op {
 	case "create", "timeout", "network":
 	default:
-		return nil
+		return nil, nil
 	}
 	t, err := a.tenant(ctx, sc.Tenant)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	q := t.Quotas
 	switch op {
 	case "timeout":
 		if q.MaxTimeoutS > 0 && spec.TimeoutS > q.MaxTimeoutS {
-			return errs.New(errs.CodeForbidden, "tenant %s: per-sandbox timeout ceiling is %d s (requested %d s)", t.Name, q.MaxTimeoutS, spec.TimeoutS)
+			return nil, errs.New(errs.CodeForbidden, "tenant %s: per-sandbox timeout ceiling is %d s (requested %d s)", t.Name, q.MaxTimeoutS, spec.TimeoutS)
 		}
-		return nil
+		return nil, nil
 	case "network":
-		return checkNetwork(t.Name, q, spec.Network)
+		return nil, checkNetwork(t.Name, q, spec.Network)
 	}
 	applyDefaults(spec, q.Defaults)
 	a.clampDefaults(spec, q)
 	eff := a.effective(*spec)
 	if err := checkCeilings(t.Name, q, eff); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkNetwork(t.Name, q, spec.Network); err != nil {
-		return err
+		return nil, err
 	}
-	return a.reserve(ctx, t.Name, q, eff, live)
+	return a.reserve(t.Name, q, eff, live)
 }
 
 func (a *Admission) tenant(ctx context.Context, name string) (Tenant, error) {
@@ -290,22 +284,27 @@ func without(list []string, s string) []string {
 }
 
 // reserve checks the count, total and rate quotas against the tenant's
-// usage (live sandboxes plus admitted creates still in flight) and, if
-// they pass, records this create as in flight until it is live, its
-// caller's context ends, or reservationTTL passes.
-func (a *Admission) reserve(ctx context.Context, tenant string, q Quotas, eff sandbox.Spec, live []sandbox.Sandbox) error {
+// usage — its live sandboxes, listed under the lock so that no create can
+// slip between the listing and the check, plus the admitted creates not
+// yet finished — and, if they pass, records this create as unfinished
+// until the returned func is called.
+func (a *Admission) reserve(tenant string, q Quotas, eff sandbox.Spec, live func() []sandbox.Sandbox) (func(), error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	use := a.usage(tenant, live, now)
+	var list []sandbox.Sandbox
+	if live != nil {
+		list = live()
+	}
+	use := a.usage(tenant, list, now)
 	if q.MaxSandboxes > 0 && use.Sandboxes+1 > q.MaxSandboxes {
-		return errs.New(errs.CodeLimit, "tenant %s: sandbox quota %d reached (%d running or starting)", tenant, q.MaxSandboxes, use.Sandboxes)
+		return nil, errs.New(errs.CodeLimit, "tenant %s: sandbox quota %d reached (%d running or starting)", tenant, q.MaxSandboxes, use.Sandboxes)
 	}
 	if q.MaxTotalCPU > 0 && use.CPU+eff.CPU > q.MaxTotalCPU+1e-9 {
-		return errs.New(errs.CodeLimit, "tenant %s: CPU quota %g cores would be exceeded (in use %g, requested %g)", tenant, q.MaxTotalCPU, use.CPU, eff.CPU)
+		return nil, errs.New(errs.CodeLimit, "tenant %s: CPU quota %g cores would be exceeded (in use %g, requested %g)", tenant, q.MaxTotalCPU, use.CPU, eff.CPU)
 	}
 	if q.MaxTotalMemoryMB > 0 && use.MemoryMB+eff.MemoryMB > q.MaxTotalMemoryMB {
-		return errs.New(errs.CodeLimit, "tenant %s: memory quota %d MiB would be exceeded (in use %d MiB, requested %d MiB)",
+		return nil, errs.New(errs.CodeLimit, "tenant %s: memory quota %d MiB would be exceeded (in use %d MiB, requested %d MiB)",
 			tenant, q.MaxTotalMemoryMB, use.MemoryMB, eff.MemoryMB)
 	}
 	if q.CreatePerMinute > 0 {
@@ -315,19 +314,18 @@ func (a *Admission) reserve(ctx context.Context, tenant string, q Quotas, eff sa
 			a.buckets[tenant] = b
 		}
 		if ok, wait := b.take(now, q.CreatePerMinute/60, q.burst()); !ok {
-			return newRateLimitError(tenant, q.CreatePerMinute, wait)
+			return nil, newRateLimitError(tenant, q.CreatePerMinute, wait)
 		}
 	}
 	r := &reservation{at: now, cpu: eff.CPU, memMB: eff.MemoryMB}
 	a.pending[tenant] = append(a.pending[tenant], r)
-	context.AfterFunc(ctx, func() { a.release(tenant, r) })
-	return nil
+	var once sync.Once
+	return func() { once.Do(func() { a.release(tenant, r) }) }, nil
 }
 
 func (a *Admission) release(tenant string, r *reservation) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r.done = true
 	list := a.pending[tenant]
 	for i, x := range list {
 		if x == r {
@@ -361,41 +359,17 @@ func UsageOf(live []sandbox.Sandbox) Usage {
 	return u
 }
 
-// usage is UsageOf(live) plus the tenant's in-flight creates. A
-// reservation is matched by the first unmatched live sandbox created at or
-// after it (the manager stamps CreatedAt after admission); both lists are
-// in time order, so one pass pairs them. A matched reservation is not
-// counted but is kept for settleGrace, because a concurrent create may
-// hold a list taken before that sandbox appeared. Called with a.mu held.
+// usage is UsageOf(live) plus the tenant's unfinished creates (those
+// older than reservationTTL are dropped). Called with a.mu held.
 func (a *Admission) usage(tenant string, live []sandbox.Sandbox, now time.Time) Usage {
 	u := UsageOf(live)
 	list := a.pending[tenant]
-	if len(list) == 0 {
-		return u
-	}
-	var running []sandbox.Sandbox
-	for _, sb := range live {
-		if sb.State == sandbox.StateRunning {
-			running = append(running, sb)
-		}
-	}
 	kept := list[:0]
-	i := 0
 	for _, r := range list {
-		if r.done || now.Sub(r.at) > reservationTTL || (!r.matched.IsZero() && now.Sub(r.matched) > settleGrace) {
+		if now.Sub(r.at) > reservationTTL {
 			continue
 		}
 		kept = append(kept, r)
-		for i < len(running) && running[i].CreatedAt.Before(r.at) {
-			i++
-		}
-		if i < len(running) {
-			i++ // this create is live now, and counted above
-			if r.matched.IsZero() {
-				r.matched = now
-			}
-			continue
-		}
 		u.Sandboxes++
 		u.CPU += r.cpu
 		u.MemoryMB += r.memMB

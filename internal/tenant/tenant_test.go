@@ -198,7 +198,7 @@ func TestAdmitCeilings(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			spec := c.spec
-			err := a.Admit(ctx, sc, "create", &spec, nil)
+			err := admitErr(a, ctx, sc, "create", &spec, nil)
 			if c.code == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -212,7 +212,7 @@ func TestAdmitCeilings(t *testing.T) {
 	}
 	// Tenant defaults fill what the spec leaves unset; set fields stay.
 	spec := sandbox.Spec{CPU: 0.5}
-	if err := a.Admit(ctx, sc, "create", &spec, nil); err != nil {
+	if err := admitErr(a, ctx, sc, "create", &spec, nil); err != nil {
 		t.Fatal(err)
 	}
 	if spec.MemoryMB != 256 || spec.TimeoutS != 60 || spec.CPU != 0.5 || spec.DiskMB != 0 {
@@ -225,20 +225,20 @@ func TestAdmitCeilings(t *testing.T) {
 	}
 	// Timeout changes meet the same ceiling.
 	long := sandbox.Spec{TimeoutS: 601}
-	if err := a.Admit(ctx, sc, "timeout", &long, nil); errs.CodeOf(err) != errs.CodeForbidden {
+	if err := admitErr(a, ctx, sc, "timeout", &long, nil); errs.CodeOf(err) != errs.CodeForbidden {
 		t.Fatalf("timeout op: %v", err)
 	}
 	ok := sandbox.Spec{TimeoutS: 600}
-	if err := a.Admit(ctx, sc, "timeout", &ok, nil); err != nil {
+	if err := admitErr(a, ctx, sc, "timeout", &ok, nil); err != nil {
 		t.Fatalf("timeout op within the ceiling: %v", err)
 	}
 	// The "network" op applies only the network policy.
 	open := sandbox.Spec{CPU: 99, Network: &sandbox.Network{Mode: "open"}}
-	if err := a.Admit(ctx, sc, "network", &open, nil); errs.CodeOf(err) != errs.CodeForbidden {
+	if err := admitErr(a, ctx, sc, "network", &open, nil); errs.CodeOf(err) != errs.CodeForbidden {
 		t.Fatalf("network op: %v", err)
 	}
 	// An unknown tenant is refused, naming it.
-	if err := a.Admit(ctx, sandbox.Scope{Tenant: "ghost"}, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeForbidden ||
+	if err := admitErr(a, ctx, sandbox.Scope{Tenant: "ghost"}, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeForbidden ||
 		!strings.Contains(err.Error(), "ghost") {
 		t.Fatalf("unknown tenant: %v", err)
 	}
@@ -248,13 +248,13 @@ func TestAdmitOpenModeWithDomains(t *testing.T) {
 	// No mode restriction, but a domain list: open would bypass it.
 	a, _ := newAdmission(t, "acme", Quotas{AllowedDomains: []string{"pypi.org"}})
 	spec := sandbox.Spec{Network: &sandbox.Network{Mode: "open"}}
-	err := a.Admit(context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &spec, nil)
+	err := admitErr(a, context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &spec, nil)
 	if errs.CodeOf(err) != errs.CodeForbidden || !strings.Contains(err.Error(), "allowed domains") {
 		t.Fatalf("open with a domain list: %v", err)
 	}
 	// Positive control: without the domain list, open passes the tenant.
 	b, _ := newAdmission(t, "acme", Quotas{})
-	if err := b.Admit(context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &spec, nil); err != nil {
+	if err := admitErr(b, context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &spec, nil); err != nil {
 		t.Fatalf("open without a domain list: %v", err)
 	}
 }
@@ -266,25 +266,25 @@ func TestAdmitCountAndTotals(t *testing.T) {
 	past := c.now().Add(-time.Hour)
 	live := []sandbox.Sandbox{running(past, 1, 1024), running(past, 1, 2560),
 		{State: sandbox.StateFailed, CreatedAt: past, Spec: sandbox.Spec{CPU: 4, MemoryMB: 4096}}} // failed ones hold nothing
-	err := a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 1024}, live)
+	err := admitErr(a, ctx, sc, "create", &sandbox.Spec{MemoryMB: 1024}, live)
 	want := "tenant acme: memory quota 4096 MiB would be exceeded (in use 3584 MiB, requested 1024 MiB)"
 	if errs.CodeOf(err) != errs.CodeLimit || errs.Public(err) != want {
 		t.Fatalf("memory: %v, want %q", err, want)
 	}
-	err = a.Admit(ctx, sc, "create", &sandbox.Spec{CPU: 2.5, MemoryMB: 64}, live)
+	err = admitErr(a, ctx, sc, "create", &sandbox.Spec{CPU: 2.5, MemoryMB: 64}, live)
 	if errs.CodeOf(err) != errs.CodeLimit || !strings.Contains(err.Error(), "CPU quota 4 cores would be exceeded (in use 2, requested 2.5)") {
 		t.Fatalf("cpu: %v", err)
 	}
-	err = a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 8192}, live)
+	err = admitErr(a, ctx, sc, "create", &sandbox.Spec{MemoryMB: 8192}, live)
 	if errs.CodeOf(err) != errs.CodeForbidden || !strings.Contains(err.Error(), "smaller than the request") {
 		t.Fatalf("a request above the whole quota: %v", err)
 	}
-	if err := a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 512}, live); err != nil {
+	if err := admitErr(a, ctx, sc, "create", &sandbox.Spec{MemoryMB: 512}, live); err != nil {
 		t.Fatalf("fits: %v", err)
 	}
 	// That admitted create is in flight: with the old list, the count is
 	// now at its quota.
-	err = a.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 32}, live)
+	err = admitErr(a, ctx, sc, "create", &sandbox.Spec{MemoryMB: 32}, live)
 	if errs.CodeOf(err) != errs.CodeLimit || !strings.Contains(err.Error(), "sandbox quota 3 reached") {
 		t.Fatalf("count: %v", err)
 	}
@@ -300,7 +300,7 @@ func TestConcurrentCreatesRespectQuota(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := a.Admit(context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &sandbox.Spec{}, nil)
+			err := admitErr(a, context.Background(), sandbox.Scope{Tenant: "acme"}, "create", &sandbox.Spec{}, nil)
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -317,46 +317,72 @@ func TestConcurrentCreatesRespectQuota(t *testing.T) {
 	}
 }
 
-func TestReservationsSettle(t *testing.T) {
+// TestReservationsHeldUntilDone: an admitted create counts until the
+// manager says it finished, whether its sandbox is listed yet or not, so
+// no interleaving of listing and finishing lets a create slip through.
+func TestReservationsHeldUntilDone(t *testing.T) {
 	sc := sandbox.Scope{Tenant: "acme"}
 	a, c := newAdmission(t, "acme", Quotas{MaxSandboxes: 2})
-	// A create whose caller goes away (its context ends) without a sandbox
-	// appearing gives its place back.
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := a.Admit(ctx, sc, "create", &sandbox.Spec{}, nil); err != nil {
+	var live []sandbox.Sandbox
+	list := func() []sandbox.Sandbox { return live }
+	done1, err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, list)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); err != nil {
+	done2, err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, list)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeLimit {
-		t.Fatalf("third: %v", err)
+	if _, err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, list); errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("third while two are in flight: %v", err)
 	}
-	cancel()
-	waitFor(t, func() bool { return a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil) == nil })
-
-	// Created sandboxes replace their reservations: with both live, the
-	// count is two, not four.
-	b, c2 := newAdmission(t, "acme", Quotas{MaxSandboxes: 3})
-	for range 2 {
-		if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); err != nil {
-			t.Fatal(err)
-		}
+	// The first create failed: its place is given back.
+	done1()
+	done1() // idempotent
+	done3, err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, list)
+	if err != nil {
+		t.Fatalf("after a failed create: %v", err)
 	}
-	c2.add(time.Millisecond)
-	live := []sandbox.Sandbox{running(c2.now(), 1, 512), running(c2.now(), 1, 512)}
-	if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, live); err != nil {
-		t.Fatalf("third with two live: %v", err)
+	// The second is now listed but not yet done: counted twice (at most
+	// conservative), then once after done.
+	live = []sandbox.Sandbox{running(c.now(), 1, 512)}
+	if _, err := a.Admit(context.Background(), sc, "create", &sandbox.Spec{}, list); errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("a listed create still in flight must still count: %v", err)
 	}
-	if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, live); errs.CodeOf(err) != errs.CodeLimit {
-		t.Fatalf("fourth: %v", err)
+	done2()
+	done3()
+	if _, err := admit(a, sc, list); err != nil {
+		t.Fatalf("one live sandbox under a quota of 2: %v", err)
 	}
-	// A reservation that never settles expires.
+	// A reservation whose done is never called expires (a safety net).
+	b, c2 := newAdmission(t, "acme", Quotas{MaxSandboxes: 1})
+	if _, err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("second: %v", err)
+	}
 	c2.add(reservationTTL + time.Second)
-	if err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, live); err != nil {
-		t.Fatalf("after the reservations expired: %v", err)
+	if _, err := b.Admit(context.Background(), sc, "create", &sandbox.Spec{}, nil); err != nil {
+		t.Fatalf("after the reservation expired: %v", err)
 	}
-	_ = c
+}
+
+// admit is a create admission that finishes at once.
+func admit(a *Admission, sc sandbox.Scope, live func() []sandbox.Sandbox) (sandbox.Spec, error) {
+	var spec sandbox.Spec
+	done, err := a.Admit(context.Background(), sc, "create", &spec, live)
+	if done != nil {
+		done()
+	}
+	return spec, err
+}
+
+// admitErr calls Admit with a fixed live list and keeps the reservation
+// (like a create that never finishes), returning only the error.
+func admitErr(a *Admission, ctx context.Context, sc sandbox.Scope, op string, spec *sandbox.Spec, live []sandbox.Sandbox) error {
+	_, err := a.Admit(ctx, sc, op, spec, func() []sandbox.Sandbox { return live })
+	return err
 }
 
 func TestRateLimit(t *testing.T) {
@@ -364,7 +390,7 @@ func TestRateLimit(t *testing.T) {
 	a, c := newAdmission(t, "acme", Quotas{CreatePerMinute: 6, CreateBurst: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	admit := func() error { return a.Admit(ctx, sc, "create", &sandbox.Spec{}, nil) }
+	admit := func() error { return admitErr(a, ctx, sc, "create", &sandbox.Spec{}, nil) }
 	for i := range 2 {
 		if err := admit(); err != nil {
 			t.Fatalf("burst %d: %v", i, err)
@@ -389,11 +415,11 @@ func TestRateLimit(t *testing.T) {
 	// Refused creates do not spend tokens (the ceiling answers first).
 	b, _ := newAdmission(t, "acme", Quotas{CreatePerMinute: 1, MaxMemoryMB: 512})
 	for range 3 {
-		if err := b.Admit(ctx, sc, "create", &sandbox.Spec{MemoryMB: 1024}, nil); errs.CodeOf(err) != errs.CodeForbidden {
+		if err := admitErr(b, ctx, sc, "create", &sandbox.Spec{MemoryMB: 1024}, nil); errs.CodeOf(err) != errs.CodeForbidden {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Admit(ctx, sc, "create", &sandbox.Spec{}, nil); err != nil {
+	if err := admitErr(b, ctx, sc, "create", &sandbox.Spec{}, nil); err != nil {
 		t.Fatalf("first valid create: %v", err)
 	}
 }
