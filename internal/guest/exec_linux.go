@@ -257,7 +257,7 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeError(w, startErr(req.Argv[0], err))
 		return
 	}
-	defer p.Cleanup()
+	defer a.procs.recycle(p)
 
 	if req.StdinStream {
 		_ = http.NewResponseController(w).EnableFullDuplex()

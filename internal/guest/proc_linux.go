@@ -37,6 +37,78 @@ type procTable struct {
 	cg      *cgroup.Delegated // nil when the host gave no exec group
 	seq     atomic.Int64
 	jobs    chan spawnJob
+
+	// Exec sub-groups are reused: reading an empty group's process list
+	// costs a few microseconds, making and removing one a hundred.
+	subsMu    sync.Mutex
+	freeSubs  []*cgroup.Sub // empty, never killed
+	lingering []*cgroup.Sub // their exec's daemons still run
+	recycled  int
+}
+
+const (
+	maxFreeSubs  = 16
+	sweepEvery   = 64 // recycles between attempts to remove lingering groups
+	maxLingering = 4096
+)
+
+// newSub returns an empty sub-group: a recycled one or a new one.
+func (t *procTable) newSub() (*cgroup.Sub, error) {
+	t.subsMu.Lock()
+	if n := len(t.freeSubs); n > 0 {
+		s := t.freeSubs[n-1]
+		t.freeSubs = t.freeSubs[:n-1]
+		t.subsMu.Unlock()
+		return s, nil
+	}
+	t.subsMu.Unlock()
+	return t.cg.NewSub("e" + strconv.FormatInt(t.seq.Add(1), 10))
+}
+
+// recycle is Cleanup for a process nothing will refer to again (an exec):
+// its sub-group goes back to the free list if empty, is removed if it was
+// killed (pids.max is 0 there), or waits among the lingering ones for its
+// daemons to end. Background processes, which keep their proc to report
+// and signal it later, use Cleanup: their group must never be reused.
+func (t *procTable) recycle(p *proc) {
+	p.closePidFD()
+	s := p.sub
+	p.sub = nil
+	if s == nil {
+		return
+	}
+	t.subsMu.Lock()
+	defer t.subsMu.Unlock()
+	t.recycled++
+	if t.recycled%sweepEvery == 0 {
+		kept := t.lingering[:0]
+		for _, l := range t.lingering {
+			if removed, err := l.Remove(); err != nil || !removed {
+				kept = append(kept, l)
+			}
+		}
+		t.lingering = kept
+	}
+	if p.killed {
+		if removed, err := s.Remove(); err != nil || !removed {
+			t.linger(s)
+		}
+		return
+	}
+	if pids, err := s.Procs(); err == nil && len(pids) == 0 && len(t.freeSubs) < maxFreeSubs {
+		t.freeSubs = append(t.freeSubs, s)
+		return
+	}
+	if removed, err := s.Remove(); err != nil || !removed {
+		t.linger(s)
+	}
+}
+
+// linger keeps s for a later sweep; called with subsMu held.
+func (t *procTable) linger(s *cgroup.Sub) {
+	if len(t.lingering) < maxLingering {
+		t.lingering = append(t.lingering, s)
+	}
 }
 
 type spawnJob struct {
@@ -137,10 +209,11 @@ type spawnSpec struct {
 
 // proc is one spawned process and its sub-group.
 type proc struct {
-	Pid   int
-	sub   *cgroup.Sub
-	exit  chan syscall.WaitStatus
-	pidfd int // -1 unless spawnSpec.PidFD
+	Pid    int
+	sub    *cgroup.Sub
+	exit   chan syscall.WaitStatus
+	pidfd  int  // -1 unless spawnSpec.PidFD
+	killed bool // KillTree ran (the sub-group's pids.max is then 0)
 }
 
 // spawn starts s in a new session and, when the host delegated a group,
@@ -149,8 +222,7 @@ func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 	var sub *cgroup.Sub
 	if t.cg != nil {
 		var err error
-		sub, err = t.cg.NewSub("e" + strconv.FormatInt(t.seq.Add(1), 10))
-		if err != nil {
+		if sub, err = t.newSub(); err != nil {
 			return nil, fmt.Errorf("exec group: %w", err)
 		}
 	}
@@ -196,7 +268,7 @@ func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 	})
 	if err != nil {
 		if sub != nil {
-			_, _ = sub.Remove()
+			t.recycle(p)
 		}
 		return nil, err
 	}
@@ -205,6 +277,7 @@ func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 
 // KillTree kills the process and every descendant, wherever they moved.
 func (p *proc) KillTree() int {
+	p.killed = true
 	n := 0
 	if p.sub != nil {
 		n, _ = p.sub.Kill()
