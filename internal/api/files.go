@@ -1,0 +1,488 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// The files API (docs/files.md). Bulk bodies are passed straight through:
+// the request body goes to the guest as it arrives, and the guest's answer
+// is copied to the client as it arrives, so a gigabyte costs the server a
+// buffer, not a gigabyte.
+
+func (s *Server) fileRoutes() {
+	const base = "/v1/sandboxes/{id}/files"
+	s.authed("GET "+base, auth.ScopeRead, s.readFile)
+	s.authed("PUT "+base, auth.ScopeWrite, s.writeFile)
+	s.authed("DELETE "+base, auth.ScopeWrite, s.removeFile)
+	s.authed("GET "+base+"/stat", auth.ScopeRead, s.statFile)
+	s.authed("GET "+base+"/list", auth.ScopeRead, s.listFiles)
+	s.authed("POST "+base+"/mkdir", auth.ScopeWrite, s.mkdir)
+	s.authed("POST "+base+"/move", auth.ScopeWrite, s.moveFile)
+	s.authed("POST "+base+"/edit", auth.ScopeWrite, s.editFile)
+	s.authed("GET "+base+"/find", auth.ScopeRead, s.findFiles)
+	s.authed("GET "+base+"/search", auth.ScopeRead, s.searchFiles)
+	s.authed("GET "+base+"/archive", auth.ScopeRead, s.downloadArchive)
+	s.authed("POST "+base+"/archive", auth.ScopeWrite, s.uploadArchive)
+	s.authed("GET "+base+"/watch", auth.ScopeRead, s.watchFiles)
+}
+
+// fileQuery parses the query strictly: a malformed escape or an unknown
+// parameter (a typo such as "recursiv") is an error, not ignored.
+func fileQuery(r *http.Request, allowed ...string) (*guestapi.Query, error) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, errs.Invalid("malformed query string (bad %%-escape?)")
+	}
+	for k := range v {
+		ok := false
+		for _, a := range allowed {
+			if k == a {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return nil, errs.Invalid("unknown query parameter %q (this endpoint takes: %s)", clipPath(k), strings.Join(allowed, ", "))
+		}
+		if len(v[k]) > 1 {
+			return nil, errs.Invalid("query parameter %q given more than once", clipPath(k))
+		}
+	}
+	return &guestapi.Query{V: v}, nil
+}
+
+func (s *Server) readFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "offset", "length", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.ReadFileRequest{Path: q.Str("path"), User: q.Str("user"), Offset: q.Int("offset"), Length: q.Int("length")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	if q.Str("length") != "" && req.Length <= 0 {
+		writeError(w, r, errs.Invalid("length must be positive (leave it out to read to the end)"))
+		return
+	}
+	ranged := false
+	if h := r.Header.Get("Range"); h != "" {
+		if q.Str("offset") != "" || q.Str("length") != "" {
+			writeError(w, r, errs.Invalid("give a Range header or offset/length, not both"))
+			return
+		}
+		if req.Offset, req.Length, req.Suffix, err = parseByteRange(h); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		ranged = true
+	}
+	fr, err := s.m.ReadFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if re, ok := guestapi.IsRange(err); ok {
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
+		fileStatusError(w, http.StatusRequestedRangeNotSatisfiable, err)
+		return
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer fr.Body.Close()
+	if ranged && fr.Size >= 0 && fr.Offset >= fr.Size && req.Suffix == 0 {
+		// HTTP: a range must start inside the file (offset/length may
+		// name the end, which reads nothing).
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(fr.Size, 10))
+		fileStatusError(w, http.StatusRequestedRangeNotSatisfiable,
+			errs.Invalid("range starts at %d, past the last byte of the file (%d bytes)", fr.Offset, fr.Size))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Accept-Ranges", "bytes")
+	if fr.Length >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(fr.Length, 10))
+	}
+	// A /proc or /sys file has no size until read: no length, no size.
+	if fr.Size >= 0 {
+		h.Set(guestapi.HeaderSize, strconv.FormatInt(fr.Size, 10))
+	}
+	h.Set(guestapi.HeaderMode, fr.Mode)
+	if !fr.MTime.IsZero() {
+		h.Set("Last-Modified", fr.MTime.UTC().Format(http.TimeFormat))
+	}
+	status := http.StatusOK
+	if ranged && fr.Size >= 0 && fr.Length >= 0 {
+		status = http.StatusPartialContent
+		end := fr.Offset + fr.Length - 1
+		h.Set("Content-Range", "bytes "+strconv.FormatInt(fr.Offset, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(fr.Size, 10))
+	}
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if _, err := io.Copy(w, fr.Body); err != nil {
+		// The status is out: cut the connection so the client sees the
+		// short body as an error.
+		s.log.Debug("file read stream ended early", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// parseRange reads one "bytes=" range: a-b, a- or -n.
+func parseByteRange(h string) (off, length, suffix int64, err error) {
+	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	bad := errs.Invalid("Range %q is not a single byte range (bytes=START-END, bytes=START- or bytes=-COUNT)", clipPath(h))
+	if !ok || strings.Contains(spec, ",") {
+		return 0, 0, 0, bad
+	}
+	a, b, ok := strings.Cut(strings.TrimSpace(spec), "-")
+	if !ok {
+		return 0, 0, 0, bad
+	}
+	num := func(s string) (int64, bool) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil && n >= 0
+	}
+	switch {
+	case a == "" && b != "":
+		n, ok := num(b)
+		if !ok || n == 0 {
+			return 0, 0, 0, bad
+		}
+		return 0, 0, n, nil
+	case a != "" && b == "":
+		n, ok := num(a)
+		if !ok {
+			return 0, 0, 0, bad
+		}
+		return n, 0, 0, nil
+	case a != "" && b != "":
+		x, ok1 := num(a)
+		y, ok2 := num(b)
+		if !ok1 || !ok2 || y < x {
+			return 0, 0, 0, bad
+		}
+		if y-x >= math.MaxInt64-1 {
+			return x, 0, 0, nil // to the end (y-x+1 would overflow)
+		}
+		return x, y - x + 1, 0, nil
+	}
+	return 0, 0, 0, bad
+}
+
+// fileStatusError writes the error shape with an explicit status.
+func fileStatusError(w http.ResponseWriter, status int, err error) {
+	var body ErrorBody
+	body.Error.Code = string(errs.CodeOf(err))
+	body.Error.Message = errs.Public(err)
+	writeJSON(w, status, body)
+}
+
+func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "mode", "parents", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.WriteRequest{Path: q.Str("path"), User: q.Str("user"), Mode: q.Str("mode"), Parents: q.Bool("parents")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	fi, err := s.m.WriteFile(r.Context(), scopeOf(p), r.PathValue("id"), req, r.Body, r.ContentLength)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fi)
+}
+
+func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "recursive", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.RemoveRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	res, err := s.m.RemoveFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) statFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "follow", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.StatRequest{Path: q.Str("path"), User: q.Str("user"), Follow: q.Bool("follow")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	fi, err := s.m.StatFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fi)
+}
+
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "depth", "limit", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.ListRequest{Path: q.Str("path"), User: q.Str("user"), Depth: int(q.Int("depth")), Limit: int(q.Int("limit"))}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	raw, err := s.m.ListFilesJSON(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(raw)
+}
+
+func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req sandbox.MkdirRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	fi, err := s.m.MakeDir(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fi)
+}
+
+func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req sandbox.MoveRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	fi, err := s.m.MoveFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fi)
+}
+
+// maxEditBody bounds an edit's JSON (it carries file content, escaped).
+const maxEditBody = 2*guestapi.MaxEditBytes + 64<<10
+
+func (s *Server) editFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var req sandbox.EditRequest
+	if err := decodeFileJSON(r, &req, maxEditBody); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	res, err := s.m.EditFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// decodeFileJSON is decode with a larger size bound.
+func decodeFileJSON(r *http.Request, v any, max int64) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return errs.Invalid("could not read the request body")
+	}
+	if int64(len(body)) > max {
+		return errs.New(errs.CodeTooLarge, "request body over %d bytes", max)
+	}
+	if depth(body) > maxJSONDepth {
+		return errs.Invalid("JSON nested deeper than %d levels", maxJSONDepth)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errs.Invalid("malformed JSON body: %s", jsonErr(err))
+	}
+	if dec.More() {
+		return errs.Invalid("malformed JSON body: trailing data after the object")
+	}
+	return nil
+}
+
+func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "pattern", "type", "limit", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.FindRequest{Path: q.Str("path"), User: q.Str("user"), Pattern: q.Str("pattern"), Type: q.Str("type"),
+		Limit: int(q.Int("limit"))}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	res, err := s.m.FindFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.SearchRequest{Path: q.Str("path"), User: q.Str("user"), Query: q.Str("query"), Regexp: q.Bool("regexp"),
+		IgnoreCase: q.Bool("ignore_case"), Include: q.Str("include"), Limit: int(q.Int("limit")), MaxFileSize: q.Int("max_file_size")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	res, err := s.m.SearchFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "gzip", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.ArchiveRequest{Path: q.Str("path"), User: q.Str("user"), Gzip: q.Bool("gzip")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	body, err := s.m.DownloadArchive(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer body.Close()
+	name := "workspace.tar"
+	if req.Path != "" {
+		name = path.Base(req.Path) + ".tar"
+	}
+	ct := "application/x-tar"
+	if req.Gzip {
+		name += ".gz"
+		ct = "application/gzip"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+attachmentName(name)+`"`)
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, body); err != nil {
+		// Abort rather than end cleanly: a cut archive must not look whole.
+		s.log.Debug("archive stream ended early", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// attachmentName keeps a Content-Disposition filename to harmless bytes.
+func attachmentName(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c > 0x7e {
+			c = '_'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "user", "max_entries", "max_ratio")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.ExtractRequest{Path: q.Str("path"), User: q.Str("user"), MaxEntries: q.Int("max_entries"), MaxRatio: q.Float("max_ratio")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	res, err := s.m.UploadArchive(r.Context(), scopeOf(p), r.PathValue("id"), req, r.Body, r.ContentLength)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	q, err := fileQuery(r, "path", "recursive", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.WatchRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
+	if q.Err != nil {
+		writeError(w, r, q.Err)
+		return
+	}
+	watch, err := s.m.WatchFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer watch.Close()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	for {
+		ev, err := watch.Next()
+		if err != nil {
+			if err != io.EOF && r.Context().Err() == nil {
+				_ = enc.Encode(sandbox.FileEvent{Type: guestapi.EventError, Error: errs.Public(err)})
+			}
+			return
+		}
+		if err := enc.Encode(ev); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
