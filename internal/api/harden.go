@@ -108,15 +108,20 @@ func Harden(o HardenOptions) func(http.Handler) http.Handler {
 				writeError(w, r, errs.New(errs.CodeForbidden, "cross-site request refused"))
 				return
 			}
-			// Oversized bodies are refused before a byte is read.
-			if r.ContentLength > o.MaxBodyBytes {
+			// Oversized bodies are refused before a byte is read — except on
+			// the routes that stream a body into a sandbox and bound it
+			// themselves (the files API's upload cap, the disk quota).
+			own := ownsBodyLimit(r)
+			if !own && r.ContentLength > o.MaxBodyBytes {
 				w.Header().Set("Connection", "close")
 				writeError(w, r, errs.New(errs.CodeTooLarge, "request body over %d bytes", o.MaxBodyBytes))
 				return
 			}
 			var guard *idleBody
 			if r.Body != nil && r.Body != http.NoBody {
-				r.Body = http.MaxBytesReader(w, r.Body, o.MaxBodyBytes)
+				if !own {
+					r.Body = http.MaxBytesReader(w, r.Body, o.MaxBodyBytes)
+				}
 				if o.BodyIdleTimeout > 0 && !isWebSocket(r) && !isStdinStream(r) && (o.Streaming == nil || !o.Streaming(r)) {
 					guard = &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), idle: o.BodyIdleTimeout}
 					r.Body = guard
@@ -183,6 +188,24 @@ func (b *idleBody) finish() {
 func isStdinStream(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/sandboxes/") &&
 		strings.Contains(r.URL.Path, "/processes/") && strings.HasSuffix(r.URL.Path, "/stdin")
+}
+
+// ownsBodyLimit reports the routes whose handlers bound their bodies
+// themselves, with limits above the general one: file writes and archive
+// uploads (FileLimits.MaxUploadBytes and the sandbox's disk) and process
+// stdin streams (bounded by what the process reads).
+func ownsBodyLimit(r *http.Request) bool {
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/v1/sandboxes/") {
+		return false
+	}
+	switch {
+	case r.Method == http.MethodPut && strings.HasSuffix(p, "/files"):
+		return true
+	case r.Method == http.MethodPost && strings.HasSuffix(p, "/files/archive"):
+		return true
+	}
+	return isStdinStream(r)
 }
 
 func isWebSocket(r *http.Request) bool {

@@ -198,6 +198,24 @@ func TestBodyLimits(t *testing.T) {
 	if st, _ := post(io.MultiReader(strings.NewReader(strings.Repeat("a", 4096))), -1); st == 200 {
 		t.Fatal("an oversized chunked body was read whole")
 	}
+	// Uploads into a sandbox bound their bodies themselves (upload cap,
+	// disk quota): the general limit does not cut them off.
+	for _, u := range []struct{ method, path string }{
+		{http.MethodPut, "/v1/sandboxes/sb-x/files"},
+		{http.MethodPost, "/v1/sandboxes/sb-x/files/archive"},
+	} {
+		req, _ := http.NewRequest(u.method, "http://"+addr+u.path, strings.NewReader(strings.Repeat("a", 4096)))
+		req.ContentLength = 4096
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"read":4096`) {
+			t.Fatalf("%s %s over the general limit: %d %s", u.method, u.path, resp.StatusCode, b)
+		}
+	}
 }
 
 // TestHeaderTooLarge: Go answers 431 beyond MaxHeaderBytes.
