@@ -23,7 +23,7 @@ type serveFlags struct {
 	cgroupPrefix                            string
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
-	layersSize                              string
+	layersSize, maxUpload                   string
 	http                                    httpFlags // serve_http.go
 	obs                                     obsFlags  // serve_audit.go
 	net                                     netFlags  // serve_network.go
@@ -60,6 +60,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "sandboxes alive at once, warm pool included")
 	fs.IntVar(&f.uidBase, "uid-base", 1_000_000, "first host uid given to sandboxes (65536 each)")
 	fs.StringVar(&f.layersSize, "layers-size", "", "size of the sparse image holding all writable layers (default: half the free disk, at most 1T)")
+	fs.StringVar(&f.maxUpload, "max-upload", "16G", "largest single file write or archive upload (the sandbox's disk quota applies too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "paddock", "name of the cgroup that holds every sandbox's group")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")

@@ -105,10 +105,15 @@ func openStack(ctx context.Context, log *slog.Logger, f *serveFlags, keyOut io.W
 
 	limits := sandbox.DefaultLimits(goruntime.NumCPU())
 	quotas := newQuotas(st.db, limits) // serve_auth.go
+	maxUp, err := parseSizeMB(f.maxUpload)
+	if err != nil || maxUp < 1 {
+		return st, fmt.Errorf("--max-upload: invalid size %q", f.maxUpload)
+	}
 	st.mgr = sandbox.New(sandbox.Config{
 		Limits:       limits,
 		MaxSandboxes: f.maxSandboxes,
 		PoolSize:     f.pool,
+		Files:        sandbox.FileLimits{MaxUploadBytes: maxUp << 20},
 	}, sandbox.Deps{Log: log, Store: st.db, Backend: rt, Templates: st.tpls, Admission: quotas, Observer: st.ob.Observer})
 	netw.bind(st.mgr, st.ob.metrics)
 	if err := st.mgr.Start(ctx); err != nil {
