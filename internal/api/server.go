@@ -40,6 +40,10 @@ type Options struct {
 	// Middleware wraps the whole handler, outermost first (metrics,
 	// hardening).
 	Middleware []func(http.Handler) http.Handler
+	// Secrets, if set, serves /v1/secrets (secrets.go); PortsDomain, if
+	// set, serves sandbox ports at {port}-{id}.{domain} (ports.go).
+	Secrets     SecretStore
+	PortsDomain string
 }
 
 // Auditor records API actions. Begin is called after authentication and
@@ -56,6 +60,7 @@ type Server struct {
 	m      *sandbox.Manager
 	mux    *http.ServeMux
 	routes []route
+	ports  *portProxy // ports.go
 }
 
 // route is one served endpoint; the OpenAPI test compares these with the
@@ -80,6 +85,9 @@ func New(o Options) *Server {
 	s.keyRoutes()
 	s.auditRoutes()
 	s.networkRoutes()
+	s.secretRoutes()
+	s.portRoutes()
+	s.browserRoutes()
 	for pattern, h := range o.Mounts {
 		s.mux.Handle(pattern, h)
 	}
@@ -122,7 +130,7 @@ func (s *Server) pathKnown(r *http.Request) bool {
 
 // Handler is the whole API with its middleware.
 func (s *Server) Handler() http.Handler {
-	var h http.Handler = s.recoverer(s.requestID(s.mux))
+	var h http.Handler = s.recoverer(s.requestID(s.portHosts(s.mux))) // ports.go: {port}-{id}.{domain}
 	for i := len(s.o.Middleware) - 1; i >= 0; i-- {
 		h = s.o.Middleware[i](h)
 	}
@@ -246,33 +254,7 @@ func (w *statusWriter) Flush() {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // StatusOf maps an error code to its HTTP status.
-func StatusOf(code errs.Code) int {
-	switch code {
-	case errs.CodeInvalid, errs.CodeCommandNotFound:
-		return http.StatusBadRequest
-	case errs.CodeUnauthenticated:
-		return http.StatusUnauthorized
-	case errs.CodeForbidden:
-		return http.StatusForbidden
-	case errs.CodeNotFound:
-		return http.StatusNotFound
-	case errs.CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case errs.CodeConflict, errs.CodeSandboxNotActive:
-		return http.StatusConflict
-	case errs.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case errs.CodeLimit, errs.CodeRateLimited:
-		return http.StatusTooManyRequests
-	case errs.CodeUnsupported:
-		return http.StatusNotImplemented
-	case errs.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case errs.CodeTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusInternalServerError
-}
+func StatusOf(code errs.Code) int { return errs.HTTPStatus(code) }
 
 // ErrorBody is the JSON shape of every error answer.
 type ErrorBody struct {

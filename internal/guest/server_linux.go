@@ -29,25 +29,7 @@ func (s semaphore) Release() { <-s }
 
 // statusOf maps an error code to the HTTP status the guest answers with; the
 // host decodes the code from the body, the status is for humans with curl.
-func statusOf(code errs.Code) int {
-	switch code {
-	case errs.CodeInvalid, errs.CodeCommandNotFound:
-		return http.StatusBadRequest
-	case errs.CodeNotFound:
-		return http.StatusNotFound
-	case errs.CodeConflict:
-		return http.StatusConflict
-	case errs.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case errs.CodeLimit, errs.CodeRateLimited:
-		return http.StatusTooManyRequests
-	case errs.CodeUnsupported:
-		return http.StatusNotImplemented
-	case errs.CodeTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusInternalServerError
-}
+func statusOf(code errs.Code) int { return errs.HTTPStatus(code) }
 
 func writeError(w http.ResponseWriter, err error) {
 	code := errs.CodeOf(err)
