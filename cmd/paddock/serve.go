@@ -24,9 +24,10 @@ type serveFlags struct {
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
 	layersSize, maxUpload                   string
-	http                                    httpFlags // serve_http.go
-	obs                                     obsFlags  // serve_audit.go
-	net                                     netFlags  // serve_network.go
+	http                                    httpFlags   // serve_http.go
+	obs                                     obsFlags    // serve_audit.go
+	net                                     netFlags    // serve_network.go
+	sec                                     secretFlags // serve_secrets.go
 }
 
 const defaultDataDir = "/var/lib/paddock"
@@ -67,6 +68,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.http.register(fs)
 	f.obs.register(fs)
 	f.net.register(fs)
+	f.sec.register(fs)
 }
 
 func serve(ctx context.Context, e *env, f *serveFlags) error {
@@ -90,7 +92,8 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 		return err
 	}
 	srv := api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: mcpMounts(ctx, f, st, log)}) // serve_mcp.go: /mcp
+		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain, // serve_secrets.go
+		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)}) // serve_mcp.go: /mcp; serve_e2b.go: E2B API
 	hs := web.server(srv.Handler())
 	ln, err := web.listen()
 	if err != nil {

@@ -1,0 +1,816 @@
+package e2b
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// The control plane: E2B's REST API for sandboxes, over the manager.
+
+// maxControlBody bounds a control-plane request body.
+const maxControlBody = 1 << 20
+
+// List page sizes.
+const (
+	defaultPage = 100
+	maxPage     = 100
+)
+
+// allTraffic is E2B's name for "every destination" in allowOut/denyOut.
+const allTraffic = "0.0.0.0/0"
+
+type ctlHandler func(w http.ResponseWriter, r *http.Request, p auth.Principal)
+
+func (s *Server) controlRoutes() *http.ServeMux {
+	mux := http.NewServeMux()
+	probe := newRouteProbe()
+	add := func(pattern string, scope auth.Scope, h ctlHandler) {
+		probe.add(pattern)
+		mux.HandleFunc(pattern, s.ctl(pattern, scope, h))
+	}
+	add("POST /sandboxes", auth.ScopeWrite, s.createSandbox)
+	add("POST /v2/sandboxes", auth.ScopeWrite, s.createSandbox)
+	add("GET /sandboxes", auth.ScopeRead, s.listV1)
+	add("GET /v2/sandboxes", auth.ScopeRead, s.listV2)
+	add("GET /sandboxes/{sandboxID}", auth.ScopeRead, s.getSandbox)
+	add("DELETE /sandboxes/{sandboxID}", auth.ScopeWrite, s.killSandbox)
+	add("POST /sandboxes/{sandboxID}/timeout", auth.ScopeWrite, s.setTimeout)
+	add("POST /sandboxes/{sandboxID}/refreshes", auth.ScopeWrite, s.refresh)
+	add("POST /sandboxes/{sandboxID}/connect", auth.ScopeRead, s.connectSandbox)
+	add("POST /v2/sandboxes/{sandboxID}/connect", auth.ScopeRead, s.connectSandbox)
+	add("PUT /sandboxes/{sandboxID}/network", auth.ScopeWrite, s.setNetwork)
+	// Parts of E2B's API that Paddock does not have: a clear 501, after
+	// authentication (the refusal is on the record like any call).
+	for pattern, what := range map[string]string{
+		"POST /sandboxes/{sandboxID}/pause":     "pausing sandboxes",
+		"POST /sandboxes/{sandboxID}/resume":    "resuming paused sandboxes (sandboxes are never paused)",
+		"POST /sandboxes/{sandboxID}/snapshots": "snapshots",
+		"POST /sandboxes/{sandboxID}/fork":      "forking sandboxes",
+		"GET /sandboxes/{sandboxID}/metrics":    "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
+		"GET /sandboxes/metrics":                "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
+		"GET /sandboxes/{sandboxID}/logs":       "sandbox logs",
+		"GET /v2/sandboxes/{sandboxID}/logs":    "sandbox logs",
+	} {
+		add(pattern, auth.ScopeRead, func(w http.ResponseWriter, r *http.Request, _ auth.Principal) {
+			writeAPIError(w, errs.New(errs.CodeUnsupported, "%s: not supported by Paddock's E2B-compatible API (see docs/e2b.md)", what))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if probe.known(r) {
+			writeAPIError(w, errs.New(errs.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, clipText(r.URL.Path)))
+			return
+		}
+		writeAPIError(w, errs.NotFound("no such endpoint: %s %s", r.Method, clipText(r.URL.Path)))
+	})
+	return mux
+}
+
+// ctl authenticates X-API-KEY (or a bearer token), records the request
+// and checks the scope.
+func (s *Server) ctl(route string, scope auth.Scope, h ctlHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		cred := strings.TrimSpace(r.Header.Get(hdrAPIKey))
+		if cred == "" {
+			if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				cred = strings.TrimSpace(b)
+			}
+		}
+		if cred == "" {
+			writeAPIError(w, errs.New(errs.CodeUnauthenticated, "missing API key (X-API-KEY: e2b_...; create one with paddock key create --format e2b)"))
+			return
+		}
+		p, err := s.authenticate(r.Context(), cred)
+		if err != nil {
+			writeAPIError(w, err)
+			return
+		}
+		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		w, done := s.audited(w, r, p, route, writeAPIError)
+		if w == nil {
+			return
+		}
+		defer done()
+		if !p.Can(scope) {
+			writeAPIError(w, errs.New(errs.CodeForbidden, "this key lacks the %q scope", scope))
+			return
+		}
+		h(w, r, p)
+	}
+}
+
+// apiStatus is the HTTP status of an error code.
+func apiStatus(code errs.Code) int {
+	switch code {
+	case errs.CodeInvalid, errs.CodeCommandNotFound:
+		return http.StatusBadRequest
+	case errs.CodeUnauthenticated:
+		return http.StatusUnauthorized
+	case errs.CodeForbidden:
+		return http.StatusForbidden
+	case errs.CodeNotFound:
+		return http.StatusNotFound
+	case errs.CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case errs.CodeConflict, errs.CodeSandboxNotActive:
+		return http.StatusConflict
+	case errs.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case errs.CodeLimit, errs.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case errs.CodeUnsupported:
+		return http.StatusNotImplemented
+	case errs.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case errs.CodeTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+// apiError is E2B's error shape: the HTTP status repeated as a number.
+type apiError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeAPIError(w http.ResponseWriter, err error) {
+	status := apiStatus(errs.CodeOf(err))
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, apiError{Code: status, Message: errs.Public(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decodeBody reads a bounded JSON body (memory exhaustion) strictly: an
+// unknown field is refused, so that a misspelt option never silently does
+// nothing; an empty body is {}.
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxControlBody+1))
+	if err != nil {
+		return errs.Wrap(errs.CodeInvalid, err, "cannot read the request body")
+	}
+	if len(b) > maxControlBody {
+		return errs.New(errs.CodeTooLarge, "request body over %d bytes", maxControlBody)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return errs.Invalid("truncated JSON body")
+		case errors.As(err, &se):
+			return errs.Invalid("malformed JSON at byte %d", se.Offset)
+		case errors.As(err, &te):
+			return errs.Invalid("field %q has the wrong type", clipText(te.Field))
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return errs.Invalid("field %s is not supported by Paddock's E2B-compatible API", clipText(f))
+		}
+		return errs.Invalid("malformed JSON body")
+	}
+	if dec.More() {
+		return errs.Invalid("malformed JSON body: trailing data")
+	}
+	return nil
+}
+
+// e2bNetwork is SandboxNetworkConfig and SandboxNetworkUpdateConfig.
+type e2bNetwork struct {
+	AllowOut           []string        `json:"allowOut"`
+	DenyOut            []string        `json:"denyOut"`
+	AllowPublicTraffic *bool           `json:"allowPublicTraffic"`
+	MaskRequestHost    *string         `json:"maskRequestHost"`
+	HTTPSPorts         []int           `json:"httpsPorts"`
+	EgressProxy        json.RawMessage `json:"egressProxy"`
+	Rules              json.RawMessage `json:"rules"`
+	// Only in updates.
+	AllowInternetAccess *bool `json:"allow_internet_access"`
+}
+
+type createBody struct {
+	TemplateID          string            `json:"templateID"`
+	Timeout             *int64            `json:"timeout"`
+	Metadata            map[string]string `json:"metadata"`
+	EnvVars             map[string]string `json:"envVars"`
+	Secure              *bool             `json:"secure"`
+	AllowInternetAccess *bool             `json:"allow_internet_access"`
+	Network             *e2bNetwork       `json:"network"`
+	AutoPause           *bool             `json:"autoPause"`
+	AutoPauseMemory     *bool             `json:"autoPauseMemory"`
+	AutoResume          *struct {
+		Enabled bool `json:"enabled"`
+	} `json:"autoResume"`
+	MCP          json.RawMessage   `json:"mcp"`
+	IAM          json.RawMessage   `json:"iam"`
+	VolumeMounts []json.RawMessage `json:"volumeMounts"`
+}
+
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// specFor maps a create body onto a Paddock spec.
+func (s *Server) specFor(b *createBody) (sandbox.Spec, error) {
+	switch {
+	case b.AutoPause != nil && *b.AutoPause, b.AutoResume != nil && b.AutoResume.Enabled:
+		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "pausing sandboxes (autoPause, autoResume) is not supported by Paddock: a sandbox is destroyed at its timeout")
+	case present(b.MCP):
+		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "the MCP gateway is not supported here; Paddock serves its own MCP endpoint at /mcp")
+	case present(b.IAM):
+		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "workload identity tokens (iam) are not supported by Paddock")
+	case len(b.VolumeMounts) > 0:
+		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "volume mounts are not supported by Paddock")
+	}
+	spec := sandbox.Spec{Template: s.template(b.TemplateID), Labels: b.Metadata, Env: b.EnvVars}
+	if b.Timeout != nil {
+		if *b.Timeout < 0 {
+			return sandbox.Spec{}, errs.Invalid("timeout must not be negative")
+		}
+		spec.TimeoutS = *b.Timeout // 0: the default
+	}
+	n, err := networkFor(b.AllowInternetAccess, b.Network)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
+	spec.Network = n
+	return spec, nil
+}
+
+// template maps an E2B templateID onto a Paddock template: a name Paddock
+// has is used; "base" and every other E2B name get the default template.
+func (s *Server) template(id string) string {
+	if id == "" || s.o.Templates == nil {
+		return ""
+	}
+	if _, err := s.o.Templates.Get(id); err == nil {
+		return id
+	}
+	return ""
+}
+
+// networkFor maps allow_internet_access and E2B's egress lists onto a
+// Paddock network policy. Paddock is closed by default: without
+// allow_internet_access: true a sandbox reaches nothing but what allowOut
+// lists. Deny lists other than "everything", request transforms and
+// egress proxies have no Paddock equivalent and are refused.
+func networkFor(allowInternet *bool, n *e2bNetwork) (*sandbox.Network, error) {
+	var allow, deny []string
+	if n != nil {
+		if present(n.Rules) {
+			return nil, errs.New(errs.CodeUnsupported, "network.rules (request transforms) are not supported; Paddock injects secrets with its own egress proxy")
+		}
+		if present(n.EgressProxy) {
+			return nil, errs.New(errs.CodeUnsupported, "network.egressProxy is not supported by Paddock")
+		}
+		if n.AllowInternetAccess != nil {
+			if allowInternet != nil && *allowInternet != *n.AllowInternetAccess {
+				return nil, errs.Invalid("allow_internet_access is given twice, differently")
+			}
+			allowInternet = n.AllowInternetAccess
+		}
+		allow, deny = n.AllowOut, n.DenyOut
+	}
+	denyAll := allowInternet != nil && !*allowInternet
+	for i, d := range deny {
+		switch strings.TrimSpace(d) {
+		case allTraffic, "::/0":
+			denyAll = true
+		default:
+			return nil, errs.Invalid("network.denyOut[%d] %s: Paddock denies everything that is not allowed; the only deny entry it takes is %s", i, quoteText(d), allTraffic)
+		}
+	}
+	open := allowInternet != nil && *allowInternet && !denyAll
+	if open {
+		return &sandbox.Network{Mode: sandbox.NetOpen}, nil
+	}
+	if len(allow) == 0 {
+		return &sandbox.Network{Mode: sandbox.NetNone}, nil
+	}
+	out := &sandbox.Network{Mode: sandbox.NetAllowlist}
+	for _, a := range allow {
+		a = strings.TrimSpace(a)
+		if a == allTraffic {
+			return &sandbox.Network{Mode: sandbox.NetOpen}, nil
+		}
+		if isAddress(a) {
+			out.AllowCIDR = append(out.AllowCIDR, a)
+		} else {
+			out.Allow = append(out.Allow, a)
+		}
+	}
+	return out, nil
+}
+
+// isAddress reports an IP address or CIDR (anything else is a name).
+func isAddress(s string) bool {
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// newSandbox is E2B's Sandbox answer (create, connect).
+type newSandbox struct {
+	SandboxID          string  `json:"sandboxID"`
+	TemplateID         string  `json:"templateID"`
+	ClientID           string  `json:"clientID"`
+	EnvdVersion        string  `json:"envdVersion"`
+	EnvdAccessToken    string  `json:"envdAccessToken"`
+	TrafficAccessToken *string `json:"trafficAccessToken"`
+	Domain             *string `json:"domain"`
+}
+
+func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var b createBody
+	if err := decodeBody(r, &b); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	spec, err := s.specFor(&b)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	sc := scopeOf(p)
+	sb, err := s.m.Create(r.Context(), sc, spec)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	tok, err := s.mintToken(p, sb.ID)
+	if err != nil {
+		// A sandbox nobody can reach is of no use: take it back.
+		_ = s.m.Delete(r.Context(), sc, sb.ID)
+		writeAPIError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
+		EnvdVersion: EnvdVersion, EnvdAccessToken: tok})
+}
+
+// running returns a sandbox the scope may see and that runs: E2B has no
+// word for a sandbox whose agent died, so it is not found (it can still
+// be killed).
+func (s *Server) running(r *http.Request, sc sandbox.Scope, id string) (sandbox.Sandbox, error) {
+	sb, err := s.m.Get(r.Context(), sc, id)
+	if err != nil {
+		return sb, err
+	}
+	if sb.State != sandbox.StateRunning {
+		return sandbox.Sandbox{}, errs.NotFound("sandbox %s is not running: %s", id, sb.Reason)
+	}
+	return sb, nil
+}
+
+// sandboxInfo is ListedSandbox and SandboxDetail.
+type sandboxInfo struct {
+	SandboxID           string            `json:"sandboxID"`
+	TemplateID          string            `json:"templateID"`
+	ClientID            string            `json:"clientID"`
+	StartedAt           string            `json:"startedAt"`
+	EndAt               string            `json:"endAt"`
+	EnvdVersion         string            `json:"envdVersion"`
+	CPUCount            int               `json:"cpuCount"`
+	MemoryMB            int64             `json:"memoryMB"`
+	DiskSizeMB          int64             `json:"diskSizeMB"`
+	Metadata            map[string]string `json:"metadata"`
+	State               string            `json:"state"`
+	VolumeMounts        []struct{}        `json:"volumeMounts"`
+	Domain              *string           `json:"domain,omitempty"`
+	AllowInternetAccess *bool             `json:"allowInternetAccess,omitempty"`
+	Network             *infoNetwork      `json:"network,omitempty"`
+	Lifecycle           *lifecycle        `json:"lifecycle,omitempty"`
+}
+
+type infoNetwork struct {
+	AllowOut []string `json:"allowOut,omitempty"`
+	DenyOut  []string `json:"denyOut,omitempty"`
+}
+
+type lifecycle struct {
+	AutoResume bool   `json:"autoResume"`
+	OnTimeout  string `json:"onTimeout"`
+}
+
+func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
+	meta := sb.Spec.Labels
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	cpu := int(math.Ceil(sb.Spec.CPU))
+	if cpu < 1 {
+		cpu = 1
+	}
+	out := sandboxInfo{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
+		StartedAt: sb.CreatedAt.UTC().Format(time.RFC3339Nano), EndAt: sb.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		EnvdVersion: EnvdVersion, CPUCount: cpu, MemoryMB: sb.Spec.MemoryMB, DiskSizeMB: sb.Spec.DiskMB,
+		Metadata: meta, State: "running", VolumeMounts: []struct{}{}}
+	if !detail {
+		return out
+	}
+	out.Lifecycle = &lifecycle{OnTimeout: "kill"}
+	mode := sandbox.NetNone
+	if n := sb.Spec.Network; n != nil && n.Mode != "" {
+		mode = n.Mode
+	}
+	yes, no := true, false
+	switch mode {
+	case sandbox.NetOpen:
+		out.AllowInternetAccess = &yes
+	case sandbox.NetAllowlist:
+		out.AllowInternetAccess = &no
+		out.Network = &infoNetwork{AllowOut: append(append([]string{}, sb.Spec.Network.Allow...), sb.Spec.Network.AllowCIDR...),
+			DenyOut: []string{allTraffic}}
+	default:
+		out.AllowInternetAccess = &no
+	}
+	return out
+}
+
+func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	sb, err := s.running(r, scopeOf(p), r.PathValue("sandboxID"))
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info(sb, true))
+}
+
+func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	id := r.PathValue("sandboxID")
+	if err := s.m.Delete(r.Context(), scopeOf(p), id); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	s.meta.drop(id)
+	s.watch.dropSandbox(id)
+	s.kills.dropSandbox(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type timeoutBody struct {
+	Timeout *int64 `json:"timeout"`
+}
+
+func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var b timeoutBody
+	if err := decodeBody(r, &b); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if b.Timeout == nil || *b.Timeout <= 0 {
+		writeAPIError(w, errs.Invalid("timeout (seconds, at least 1) is required"))
+		return
+	}
+	sc := scopeOf(p)
+	id := r.PathValue("sandboxID")
+	if _, err := s.running(r, sc, id); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if _, err := s.m.SetTimeout(r.Context(), sc, id, seconds(*b.Timeout)); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// seconds converts without overflow (the manager bounds the result).
+func seconds(n int64) time.Duration {
+	if n > int64(math.MaxInt64/time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * time.Second
+}
+
+// extend moves a sandbox's end to now+d unless it ends later already.
+func (s *Server) extend(r *http.Request, sc sandbox.Scope, sb sandbox.Sandbox, d time.Duration) (sandbox.Sandbox, error) {
+	if time.Now().Add(d).Before(sb.ExpiresAt) {
+		return sb, nil
+	}
+	return s.m.SetTimeout(r.Context(), sc, sb.ID, d)
+}
+
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var b struct {
+		Duration *int64 `json:"duration"`
+	}
+	if err := decodeBody(r, &b); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	d := int64(60)
+	if b.Duration != nil {
+		d = *b.Duration
+	}
+	if d <= 0 {
+		writeAPIError(w, errs.Invalid("duration must be at least 1 second"))
+		return
+	}
+	sc := scopeOf(p)
+	sb, err := s.running(r, sc, r.PathValue("sandboxID"))
+	if err == nil {
+		_, err = s.extend(r, sc, sb, seconds(d))
+	}
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// defaultConnectTimeout is ConnectSandboxV2's default.
+const defaultConnectTimeout = 300
+
+func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var b struct {
+		Timeout *int64 `json:"timeout"`
+		Memory  *bool  `json:"memory"` // how to resume a paused sandbox: nothing to do here
+	}
+	if err := decodeBody(r, &b); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	t := int64(defaultConnectTimeout)
+	if b.Timeout != nil {
+		t = *b.Timeout
+	}
+	if t < 0 {
+		writeAPIError(w, errs.Invalid("timeout must not be negative"))
+		return
+	}
+	sc := scopeOf(p)
+	sb, err := s.running(r, sc, r.PathValue("sandboxID"))
+	if err == nil && t > 0 {
+		sb, err = s.extend(r, sc, sb, seconds(t))
+	}
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	tok, err := s.mintToken(p, sb.ID)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
+		EnvdVersion: EnvdVersion, EnvdAccessToken: tok})
+}
+
+func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	var b e2bNetwork
+	if err := decodeBody(r, &b); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	n, err := networkFor(nil, &b)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	sc := scopeOf(p)
+	id := r.PathValue("sandboxID")
+	if _, err := s.running(r, sc, id); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if _, err := s.m.SetNetwork(r.Context(), sc, id, *n); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listQuery is a parsed GET /v2/sandboxes query.
+type listQuery struct {
+	metadata map[string]string
+	states   map[string]bool
+	template string
+	after    time.Time
+	desc     bool
+	limit    int
+	cursor   *cursor
+}
+
+// cursor is a position in a listing: the last sandbox returned.
+type cursor struct {
+	created int64 // unix ns
+	id      string
+}
+
+func (c cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.created, 10) + "." + c.id))
+}
+
+// parseCursor reads a nextToken.
+func parseCursor(s string) (cursor, error) {
+	bad := errs.Invalid("nextToken is not one this server issued")
+	if len(s) > 256 {
+		return cursor{}, bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, bad
+	}
+	ns, id, ok := strings.Cut(string(raw), ".")
+	if !ok || !sandbox.ValidID(id) {
+		return cursor{}, bad
+	}
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil || n < 0 {
+		return cursor{}, bad
+	}
+	return cursor{created: n, id: id}, nil
+}
+
+// parseMetadataQuery reads E2B's metadata filter: "k=v&k2=v2" whose keys
+// and values were each URI-encoded once more by the SDK.
+func parseMetadataQuery(s string) (map[string]string, error) {
+	if len(s) > 8<<10 {
+		return nil, errs.Invalid("metadata filter too long")
+	}
+	vals, err := url.ParseQuery(s)
+	if err != nil {
+		return nil, errs.Invalid("malformed metadata filter (want key=value&key2=value2)")
+	}
+	out := make(map[string]string, len(vals))
+	for k, vs := range vals {
+		kk, err1 := url.PathUnescape(k)
+		vv, err2 := url.PathUnescape(vs[0])
+		if err1 != nil || err2 != nil || kk == "" {
+			return nil, errs.Invalid("malformed metadata filter (want key=value&key2=value2)")
+		}
+		out[kk] = vv
+	}
+	return out, nil
+}
+
+func parseListQuery(q url.Values, paged bool) (listQuery, error) {
+	lq := listQuery{desc: true, limit: defaultPage}
+	for k, vs := range q {
+		if len(vs) != 1 && k != "state" {
+			return lq, errs.Invalid("query parameter %s is given %d times", clipText(k), len(vs))
+		}
+		v := vs[0]
+		switch {
+		case k == "metadata":
+			m, err := parseMetadataQuery(v)
+			if err != nil {
+				return lq, err
+			}
+			lq.metadata = m
+		case k == "state":
+			lq.states = map[string]bool{}
+			for _, v := range vs {
+				for _, st := range strings.Split(v, ",") {
+					switch st {
+					case "running", "paused":
+						lq.states[st] = true
+					default:
+						return lq, errs.Invalid("state must be running or paused, not %s", quoteText(st))
+					}
+				}
+			}
+		case k == "template" && paged:
+			lq.template = v
+		case k == "startedAfter" && paged:
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return lq, errs.Invalid("startedAfter must be an RFC 3339 time")
+			}
+			lq.after = t
+		case k == "order" && paged:
+			switch v {
+			case "asc":
+				lq.desc = false
+			case "desc":
+			default:
+				return lq, errs.Invalid("order must be asc or desc")
+			}
+		case k == "limit" && paged:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxPage {
+				return lq, errs.Invalid("limit must be between 1 and %d", maxPage)
+			}
+			lq.limit = n
+		case k == "nextToken" && paged:
+			if v == "" {
+				continue
+			}
+			c, err := parseCursor(v)
+			if err != nil {
+				return lq, err
+			}
+			lq.cursor = &c
+		default:
+			return lq, errs.Invalid("query parameter %s is not supported", clipText(k))
+		}
+	}
+	return lq, nil
+}
+
+// list returns one page and the cursor of the next (nil: no more).
+func (s *Server) list(r *http.Request, p auth.Principal, lq listQuery, paged bool) ([]sandboxInfo, *cursor) {
+	all := s.m.List(r.Context(), scopeOf(p), lq.metadata)
+	if lq.states != nil && !lq.states["running"] {
+		all = nil // nothing is ever paused
+	}
+	var keep []sandbox.Sandbox
+	for _, sb := range all {
+		if sb.State != sandbox.StateRunning || (lq.template != "" && sb.Spec.Template != lq.template) ||
+			(!lq.after.IsZero() && !sb.CreatedAt.After(lq.after)) {
+			continue
+		}
+		keep = append(keep, sb)
+	}
+	// The manager lists oldest first (by creation, then id).
+	if lq.desc {
+		sort.SliceStable(keep, func(i, j int) bool { return before(keep[j], keep[i]) })
+	}
+	if lq.cursor != nil {
+		c := *lq.cursor
+		i := sort.Search(len(keep), func(i int) bool {
+			k := cursor{created: keep[i].CreatedAt.UnixNano(), id: keep[i].ID}
+			if lq.desc {
+				return cursorLess(k, c)
+			}
+			return cursorLess(c, k)
+		})
+		keep = keep[i:]
+	}
+	var next *cursor
+	if paged && len(keep) > lq.limit {
+		keep = keep[:lq.limit]
+		last := keep[len(keep)-1]
+		next = &cursor{created: last.CreatedAt.UnixNano(), id: last.ID}
+	}
+	out := make([]sandboxInfo, 0, len(keep))
+	for _, sb := range keep {
+		out = append(out, info(sb, false))
+	}
+	return out, next
+}
+
+func before(a, b sandbox.Sandbox) bool {
+	return cursorLess(cursor{a.CreatedAt.UnixNano(), a.ID}, cursor{b.CreatedAt.UnixNano(), b.ID})
+}
+
+func cursorLess(a, b cursor) bool {
+	if a.created != b.created {
+		return a.created < b.created
+	}
+	return a.id < b.id
+}
+
+func (s *Server) listV2(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	lq, err := parseListQuery(r.URL.Query(), true)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	page, next := s.list(r, p, lq, true)
+	if next != nil {
+		w.Header().Set(hdrNextToken, next.String())
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) listV1(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	lq, err := parseListQuery(r.URL.Query(), false)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	lq.desc = false
+	page, _ := s.list(r, p, lq, false)
+	writeJSON(w, http.StatusOK, page)
+}

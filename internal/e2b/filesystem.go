@@ -1,0 +1,303 @@
+package e2b
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// filesystem.Filesystem over the manager's files API.
+
+var filesystemMethods = map[string]rpcMethod{
+	"Stat":             {scope: auth.ScopeRead, unary: fsStat},
+	"ListDir":          {scope: auth.ScopeRead, unary: fsListDir},
+	"MakeDir":          {scope: auth.ScopeWrite, unary: fsMakeDir},
+	"Move":             {scope: auth.ScopeWrite, unary: fsMove},
+	"Remove":           {scope: auth.ScopeWrite, unary: fsRemove},
+	"WatchDir":         {scope: auth.ScopeRead, stream: fsWatchDir},
+	"CreateWatcher":    {scope: auth.ScopeRead, unary: fsCreateWatcher},
+	"GetWatcherEvents": {scope: auth.ScopeRead, unary: fsGetWatcherEvents},
+	"RemoveWatcher":    {scope: auth.ScopeRead, unary: fsRemoveWatcher},
+}
+
+// ownerName names a sandbox uid as envd does (by user name).
+func ownerName(id int) string {
+	switch id {
+	case 0:
+		return "root"
+	case 1000:
+		return "user"
+	}
+	return strconv.Itoa(id)
+}
+
+// entryInfo maps a FileInfo onto envd's EntryInfo.
+func (c *rpcCall) entryInfo(fi sandbox.FileInfo) pbEntryInfo {
+	perm := fi.Perm()
+	mode := perm
+	e := pbEntryInfo{Name: fi.Name, Path: fi.Path, Size: fi.Size, Owner: ownerName(fi.UID), Group: ownerName(fi.GID)}
+	switch fi.Type {
+	case guestapi.TypeFile:
+		e.Type = ftFile
+	case guestapi.TypeDir:
+		e.Type, mode = ftDirectory, perm|os.ModeDir
+	case guestapi.TypeSymlink:
+		e.Type, mode = ftSymlink, perm|os.ModeSymlink
+		t := fi.Target
+		e.SymlinkTarget = &t
+	default:
+		e.Type, mode = ftUnspecified, perm|os.ModeIrregular
+	}
+	e.Permissions = mode.String()
+	if v, err := strconv.ParseUint(fi.Mode, 8, 32); err == nil {
+		e.Mode = uint32(v)
+	}
+	if !fi.MTime.IsZero() {
+		e.ModifiedTime = pbTime(fi.MTime)
+	}
+	e.Metadata = c.s.meta.get(c.q.id, fi)
+	return e
+}
+
+func (c *rpcCall) path(p string) (string, error) { return resolvePath(p, c.q.user) }
+
+func fsStat(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbPathRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	p, err := c.path(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user})
+	if err != nil {
+		return nil, err
+	}
+	e := c.entryInfo(fi)
+	return pbEntryResponse{Entry: &e}, nil
+}
+
+func fsListDir(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbListDirRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	p, err := c.path(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	depth := int(in.Depth)
+	if depth == 0 {
+		depth = 1
+	}
+	if depth > guestapi.MaxListDepth {
+		return nil, errs.Invalid("depth must be between 1 and %d", guestapi.MaxListDepth)
+	}
+	res, err := c.s.m.ListFiles(c.ctx(), c.q.sc, c.q.id, sandbox.ListRequest{Path: p, User: c.q.user, Depth: depth,
+		Limit: guestapi.MaxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	if res.Truncated {
+		// envd's listing has no way to say it is partial.
+		return nil, errs.New(errs.CodeLimit, "the listing exceeds %d entries; list a smaller depth or directory", guestapi.MaxListLimit)
+	}
+	out := pbListDirResponse{Entries: make([]pbEntryInfo, 0, len(res.Entries))}
+	for _, fi := range res.Entries {
+		out.Entries = append(out.Entries, c.entryInfo(fi))
+	}
+	return out, nil
+}
+
+func fsMakeDir(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbPathRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	p, err := c.path(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	// envd makes the parents too, and says whether the directory existed.
+	if fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}); err == nil {
+		if fi.Type == guestapi.TypeDir {
+			return nil, rpcErr(ccAlreadyExists, "directory %s already exists", quoteText(p))
+		}
+		return nil, rpcErr(ccAlreadyExists, "%s exists and is not a directory", quoteText(p))
+	} else if errs.CodeOf(err) != errs.CodeNotFound {
+		return nil, err
+	}
+	fi, err := c.s.m.MakeDir(c.ctx(), c.q.sc, c.q.id, sandbox.MkdirRequest{Path: p, User: c.q.user, Parents: true})
+	if err != nil {
+		return nil, err
+	}
+	e := c.entryInfo(fi)
+	return pbEntryResponse{Entry: &e}, nil
+}
+
+func fsMove(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbMoveRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	from, err := c.path(in.Source)
+	if err != nil {
+		return nil, err
+	}
+	to, err := c.path(in.Destination)
+	if err != nil {
+		return nil, err
+	}
+	// As os.Rename in envd: an existing file at the destination is
+	// replaced; missing parents are made.
+	fi, err := c.s.m.MoveFile(c.ctx(), c.q.sc, c.q.id, sandbox.MoveRequest{From: from, To: to, User: c.q.user,
+		Overwrite: true, Parents: true})
+	if err != nil {
+		return nil, err
+	}
+	c.s.meta.move(c.q.id, path.Clean(from), fi.Path)
+	e := c.entryInfo(fi)
+	return pbEntryResponse{Entry: &e}, nil
+}
+
+func fsRemove(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbPathRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	p, err := c.path(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.s.m.RemoveFile(c.ctx(), c.q.sc, c.q.id, sandbox.RemoveRequest{Path: p, User: c.q.user, Recursive: true}); err != nil {
+		// envd removes as os.RemoveAll does: a path that is not there is
+		// removed already. (Unless it is the sandbox that is not there.)
+		if errs.CodeOf(err) != errs.CodeNotFound {
+			return nil, err
+		}
+		if _, gerr := c.s.m.Get(c.ctx(), c.q.sc, c.q.id); gerr != nil {
+			return nil, gerr
+		}
+	}
+	c.s.meta.remove(c.q.id, path.Clean(p))
+	return empty{}, nil
+}
+
+// watchEvents maps one Paddock file event onto envd's (a rename within
+// the tree is envd's rename of the old name and create of the new one, as
+// inotify reports them). done reports the end of the stream and its error.
+func (c *rpcCall) watchEvents(root string, ev sandbox.FileEvent, withEntry bool) (out []pbFilesystemEvent, done bool, err error) {
+	rel := func(p string) string {
+		r := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		if r == "" {
+			return path.Base(p)
+		}
+		return r
+	}
+	entry := func(p string) *pbEntryInfo {
+		if !withEntry {
+			return nil
+		}
+		fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user})
+		if err != nil {
+			return nil // gone again already
+		}
+		e := c.entryInfo(fi)
+		return &e
+	}
+	switch ev.Type {
+	case guestapi.EventReady:
+	case guestapi.EventCreate:
+		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evCreate, Entry: entry(ev.Path)})
+	case guestapi.EventWrite:
+		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evWrite, Entry: entry(ev.Path)})
+	case guestapi.EventRemove:
+		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evRemove})
+		if ev.Path == root {
+			return out, true, nil // the watched directory is gone: so is the watch
+		}
+	case guestapi.EventRename:
+		if ev.OldPath != "" {
+			out = append(out, pbFilesystemEvent{Name: rel(ev.OldPath), Type: evRename})
+		}
+		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evCreate, Entry: entry(ev.Path)})
+	case guestapi.EventOverflow:
+		return nil, true, rpcErr(ccDataLoss, "file events were lost (the watcher fell behind): %s", ev.Error)
+	case guestapi.EventError:
+		return nil, true, errs.New(errs.CodeUnavailable, "the watch ended: %s", ev.Error)
+	}
+	return out, false, nil
+}
+
+// openWatch starts a watch of a directory; its first event (ready) is
+// consumed, so changes from here on are reported.
+func (c *rpcCall) openWatch(in *pbWatchRequest) (*sandbox.FileWatch, string, error) {
+	p, err := c.path(in.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user, Follow: true})
+	if err != nil {
+		return nil, "", err
+	}
+	if fi.Type != guestapi.TypeDir {
+		return nil, "", errs.Invalid("%s is not a directory", quoteText(p))
+	}
+	fw, err := c.s.m.WatchFiles(c.ctx(), c.q.sc, c.q.id, sandbox.WatchRequest{Path: p, User: c.q.user, Recursive: in.Recursive})
+	if err != nil {
+		return nil, "", err
+	}
+	ev, err := fw.Next()
+	if err != nil || ev.Type != guestapi.EventReady {
+		_ = fw.Close()
+		if err == nil {
+			err = errs.New(errs.CodeUnavailable, "the watch did not start: %s", ev.Error)
+		}
+		return nil, "", err
+	}
+	return fw, path.Clean(p), nil
+}
+
+func fsWatchDir(c *rpcCall, decode func(any) error, st *stream) error {
+	var in pbWatchRequest
+	if err := decode(&in); err != nil {
+		return err
+	}
+	fw, root, err := c.openWatch(&in)
+	if err != nil {
+		return err
+	}
+	defer fw.Close()
+	if err := st.send(pbWatchResponse{Start: &struct{}{}}); err != nil {
+		return err
+	}
+	stop := st.keepalives(parseKeepalive(c.r.Header.Get(hdrKeepalive)), pbWatchResponse{Keepalive: &struct{}{}})
+	defer stop()
+	for {
+		ev, err := fw.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, done, err := c.watchEvents(root, ev, in.IncludeEntry)
+		for i := range out {
+			if err := st.send(pbWatchResponse{Filesystem: &out[i]}); err != nil {
+				return err
+			}
+		}
+		if done {
+			return err
+		}
+	}
+}

@@ -1,0 +1,402 @@
+package e2b
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// process.Process over the manager's background processes. A command the
+// SDK runs is a background process (so it survives the client
+// disconnecting, as in E2B); its output is read from the process's first
+// byte, so nothing written before the stream was open is lost.
+
+var processMethods = map[string]rpcMethod{
+	"Start":       {scope: auth.ScopeExec, stream: procStart},
+	"Connect":     {scope: auth.ScopeRead, stream: procConnect},
+	"List":        {scope: auth.ScopeRead, unary: procList},
+	"SendInput":   {scope: auth.ScopeExec, unary: procSendInput},
+	"SendSignal":  {scope: auth.ScopeExec, unary: procSendSignal},
+	"CloseStdin":  {scope: auth.ScopeExec, unary: procCloseStdin},
+	"Update":      {scope: auth.ScopeExec, unary: procUpdate},
+	"StreamInput": {scope: auth.ScopeExec, unary: procStreamInput},
+}
+
+// defaultPTY is the size of a terminal whose request gives none.
+var defaultPTY = sandbox.PTYSize{Rows: 24, Cols: 80}
+
+// startRequest maps a StartRequest onto the manager's.
+func startRequest(in *pbStartRequest, user string) (sandbox.ProcessRequest, error) {
+	if in.Process == nil || in.Process.Cmd == "" {
+		return sandbox.ProcessRequest{}, errs.Invalid("process.cmd is required")
+	}
+	req := sandbox.ProcessRequest{Cmd: append([]string{in.Process.Cmd}, in.Process.Args...), Env: in.Process.Envs,
+		User: user, Cwd: homeOf(user)}
+	if in.Process.Cwd != nil && *in.Process.Cwd != "" {
+		cwd, err := resolvePath(*in.Process.Cwd, user)
+		if err != nil {
+			return req, err
+		}
+		req.Cwd = cwd
+	}
+	if in.Tag != nil {
+		req.Tag = *in.Tag
+	}
+	if in.Stdin != nil {
+		req.Stdin = *in.Stdin
+	}
+	if in.PTY != nil {
+		size := defaultPTY
+		if in.PTY.Size != nil && (in.PTY.Size.Rows != 0 || in.PTY.Size.Cols != 0) {
+			size = sandbox.PTYSize{Rows: int(in.PTY.Size.Rows), Cols: int(in.PTY.Size.Cols)}
+		}
+		req.PTY = &size
+	}
+	return req, nil
+}
+
+func procStart(c *rpcCall, decode func(any) error, st *stream) error {
+	var in pbStartRequest
+	if err := decode(&in); err != nil {
+		return err
+	}
+	timeout, err := parseTimeoutMs(c.r.Header.Get(hdrTimeoutMs))
+	if err != nil {
+		return err
+	}
+	req, err := startRequest(&in, c.q.user)
+	if err != nil {
+		return err
+	}
+	info, err := c.s.m.StartProcess(c.ctx(), c.q.sc, c.q.id, req)
+	if err != nil {
+		return err
+	}
+	// envd ends a command at the call's deadline (Connect-Timeout-Ms, the
+	// SDK's timeoutMs), whether or not the client is still there.
+	if timeout > 0 {
+		c.s.kills.arm(c.s, c.q.sc, c.q.id, info.ID, timeout)
+	}
+	return c.follow(st, info, sandbox.From{Mode: sandbox.FromStart})
+}
+
+func procConnect(c *rpcCall, decode func(any) error, st *stream) error {
+	var in pbSelectorRequest
+	if err := decode(&in); err != nil {
+		return err
+	}
+	ref, err := selectorRef(in.Process)
+	if err != nil {
+		return err
+	}
+	info, err := c.s.m.Process(c.ctx(), c.q.sc, c.q.id, ref)
+	if err != nil {
+		return err
+	}
+	// Re-attaching shows what comes from now on, as envd does.
+	return c.follow(st, info, sandbox.From{Mode: sandbox.FromTail})
+}
+
+// follow streams a process's events: start, its output, its end.
+func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From) error {
+	if err := st.send(pbEventResponse{Event: pbProcessEvent{Start: &pbStartEvent{Pid: uint32(info.Pid)}}}); err != nil {
+		return err
+	}
+	stop := st.keepalives(parseKeepalive(c.r.Header.Get(hdrKeepalive)), pbEventResponse{Event: pbProcessEvent{Keepalive: &struct{}{}}})
+	defer stop()
+	final, err := c.s.m.ProcessOutput(c.ctx(), c.q.sc, c.q.id, info.ID, sandbox.OutputOptions{From: from, Follow: true},
+		func(ev sandbox.OutputEvent) error {
+			if len(ev.Data) == 0 {
+				return nil // a position: E2B's stream has no offsets
+			}
+			var d pbDataEvent
+			switch ev.Stream {
+			case guestapi.StreamStdout:
+				d.Stdout = ev.Data
+			case guestapi.StreamStderr:
+				d.Stderr = ev.Data
+			case guestapi.StreamPTY:
+				d.PTY = ev.Data
+			default:
+				return nil
+			}
+			return st.send(pbEventResponse{Event: pbProcessEvent{Data: &d}})
+		})
+	if err != nil {
+		return err
+	}
+	if final.State != guestapi.ProcExited {
+		return errs.New(errs.CodeUnavailable, "the process's output ended before it exited")
+	}
+	c.s.kills.disarm(c.q.id, info.ID)
+	return st.send(pbEventResponse{Event: pbProcessEvent{End: endEvent(final)}})
+}
+
+// endEvent describes how a process ended as envd does (Go's
+// os.ProcessState): exit code -1 and "signal: killed" for a death by
+// signal, "exit status N" otherwise; error is set unless it exited 0.
+func endEvent(info sandbox.ProcessInfo) *pbEndEvent {
+	if info.Signal != "" {
+		status := "signal: " + signalText(info.Signal)
+		if info.OOMKilled {
+			status += " (out of memory)"
+		}
+		return &pbEndEvent{ExitCode: -1, Exited: false, Status: status, Error: &status}
+	}
+	code := 0
+	if info.ExitCode != nil {
+		code = *info.ExitCode
+	}
+	status := "exit status " + strconv.Itoa(code)
+	ev := &pbEndEvent{ExitCode: int32(code), Exited: true, Status: status}
+	if code != 0 {
+		ev.Error = &status
+	}
+	return ev
+}
+
+// signalText is a signal's description as Go prints it ("killed").
+func signalText(name string) string {
+	n, err := guestapi.ParseSignal(name)
+	if err != nil {
+		return name
+	}
+	return syscall.Signal(n).String()
+}
+
+// selectorRef turns a ProcessSelector into a process reference.
+func selectorRef(sel *pbSelector) (string, error) {
+	switch {
+	case sel == nil || (sel.Pid == nil && sel.Tag == nil):
+		return "", errs.Invalid("process selector (pid or tag) is required")
+	case sel.Pid != nil && sel.Tag != nil:
+		return "", errs.Invalid("process selector takes a pid or a tag, not both")
+	case sel.Tag != nil:
+		if err := guestapi.ValidTag(*sel.Tag); err != nil {
+			return "", err
+		}
+		return "tag:" + *sel.Tag, nil
+	}
+	if *sel.Pid == 0 {
+		return "", errs.Invalid("pid must not be 0")
+	}
+	return strconv.FormatUint(uint64(*sel.Pid), 10), nil
+}
+
+// runningProcess resolves a selector to a running process: envd knows
+// only those, and the SDK's kill answers false for the others.
+func (c *rpcCall) runningProcess(sel *pbSelector) (sandbox.ProcessInfo, error) {
+	ref, err := selectorRef(sel)
+	if err != nil {
+		return sandbox.ProcessInfo{}, err
+	}
+	info, err := c.s.m.Process(c.ctx(), c.q.sc, c.q.id, ref)
+	if err != nil {
+		return info, err
+	}
+	if info.State != guestapi.ProcRunning {
+		return info, errs.NotFound("process %s has exited", ref)
+	}
+	return info, nil
+}
+
+func procList(c *rpcCall, decode func(any) error) (any, error) {
+	var in empty
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	procs, err := c.s.m.Processes(c.ctx(), c.q.sc, c.q.id)
+	if err != nil {
+		return nil, err
+	}
+	out := pbListResponse{Processes: []pbProcessInfo{}}
+	for _, p := range procs {
+		if p.State != guestapi.ProcRunning {
+			continue
+		}
+		cfg := pbProcessConfig{Envs: p.Env}
+		if len(p.Argv) > 0 {
+			cfg.Cmd, cfg.Args = p.Argv[0], p.Argv[1:]
+		}
+		if p.Cwd != "" {
+			cwd := p.Cwd
+			cfg.Cwd = &cwd
+		}
+		pi := pbProcessInfo{Config: cfg, Pid: uint32(p.Pid)}
+		if p.Tag != "" {
+			tag := p.Tag
+			pi.Tag = &tag
+		}
+		out.Processes = append(out.Processes, pi)
+	}
+	return out, nil
+}
+
+func procSendInput(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbSendInputRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	var data []byte
+	switch {
+	case in.Input == nil || (in.Input.Stdin == nil && in.Input.PTY == nil):
+		return nil, errs.Invalid("input (stdin or pty) is required")
+	case in.Input.Stdin != nil && in.Input.PTY != nil:
+		return nil, errs.Invalid("input is stdin or pty, not both")
+	case in.Input.Stdin != nil:
+		data = *in.Input.Stdin
+	default:
+		data = *in.Input.PTY
+	}
+	info, err := c.runningProcess(in.Process)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.s.m.WriteStdin(c.ctx(), c.q.sc, c.q.id, info.ID, bytes.NewReader(data)); err != nil {
+		return nil, err
+	}
+	return empty{}, nil
+}
+
+func procSendSignal(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbSendSignalRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	info, err := c.runningProcess(in.Process)
+	if err != nil {
+		return nil, err
+	}
+	switch in.Signal {
+	case sigKill:
+		// The whole tree: what bash -c started goes with it.
+		_, err = c.s.m.KillProcess(c.ctx(), c.q.sc, c.q.id, info.ID)
+	case sigTerm:
+		_, err = c.s.m.SignalProcess(c.ctx(), c.q.sc, c.q.id, info.ID, "SIGTERM", false)
+	default:
+		return nil, errs.Invalid("signal must be SIGNAL_SIGTERM or SIGNAL_SIGKILL")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return empty{}, nil
+}
+
+func procCloseStdin(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbSelectorRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	info, err := c.runningProcess(in.Process)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.s.m.CloseStdin(c.ctx(), c.q.sc, c.q.id, info.ID); err != nil {
+		return nil, err
+	}
+	return empty{}, nil
+}
+
+func procUpdate(c *rpcCall, decode func(any) error) (any, error) {
+	var in pbUpdateRequest
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	info, err := c.runningProcess(in.Process)
+	if err != nil {
+		return nil, err
+	}
+	if in.PTY != nil && in.PTY.Size != nil {
+		size := sandbox.PTYSize{Rows: int(in.PTY.Size.Rows), Cols: int(in.PTY.Size.Cols)}
+		if err := c.s.m.ResizeProcess(c.ctx(), c.q.sc, c.q.id, info.ID, size); err != nil {
+			return nil, err
+		}
+	}
+	return empty{}, nil
+}
+
+// procStreamInput is a client stream, which the SDK's fetch transport
+// cannot send; SendInput does the same.
+func procStreamInput(*rpcCall, func(any) error) (any, error) {
+	return nil, rpcErr(ccUnimplemented, "process.Process/StreamInput is not supported; use SendInput")
+}
+
+// killTimers end processes at their call's deadline.
+type killTimers struct {
+	mu     sync.Mutex
+	timers map[string]*time.Timer // sandbox + "/" + process id
+	closed bool
+}
+
+// maxKillTimers bounds pending deadlines (each is a live process, or one
+// whose stream ended before it did).
+const maxKillTimers = 65536
+
+func newKillTimers() *killTimers { return &killTimers{timers: map[string]*time.Timer{}} }
+
+func (k *killTimers) arm(s *Server, sc sandbox.Scope, id, proc string, d time.Duration) {
+	key := id + "/" + proc
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed || len(k.timers) >= maxKillTimers {
+		if !k.closed {
+			s.log.Warn("e2b: too many pending command deadlines; this one is not enforced", "sandbox", id, "process", proc)
+		}
+		return
+	}
+	k.timers[key] = time.AfterFunc(d, func() {
+		k.mu.Lock()
+		delete(k.timers, key)
+		k.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		info, err := s.m.Process(ctx, sc, id, proc)
+		if err != nil || info.State != guestapi.ProcRunning {
+			return
+		}
+		if _, err := s.m.KillProcess(ctx, sc, id, proc); err != nil && errs.CodeOf(err) != errs.CodeNotFound {
+			s.log.Warn("e2b: could not end a command at its deadline", "sandbox", id, "process", proc, "err", err)
+		}
+	})
+}
+
+func (k *killTimers) disarm(id, proc string) {
+	key := id + "/" + proc
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t := k.timers[key]; t != nil {
+		t.Stop()
+		delete(k.timers, key)
+	}
+}
+
+// dropSandbox forgets the deadlines of a deleted sandbox's commands.
+func (k *killTimers) dropSandbox(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, t := range k.timers {
+		if strings.HasPrefix(key, id+"/") {
+			t.Stop()
+			delete(k.timers, key)
+		}
+	}
+}
+
+func (k *killTimers) stopAll() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	for key, t := range k.timers {
+		t.Stop()
+		delete(k.timers, key)
+	}
+}

@@ -1,0 +1,137 @@
+//go:build linux
+
+package e2b_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/audit"
+)
+
+// sdkVersion is the e2b npm package the test pins (with its whole
+// dependency tree, in testdata/npm/e2b/package-lock.json).
+const sdkVersion = "2.51.0"
+
+// installSDK installs the unmodified e2b SDK with npm ci (once per
+// machine, in the temp dir) and returns the directory to run scripts in.
+func installSDK(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the E2B SDK test needs %s (Node.js 20 and npm; .ci/run installs them): %v", tool, err)
+		}
+	}
+	lock, err := os.ReadFile(filepath.Join("testdata", "npm", "e2b", "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := os.ReadFile(filepath.Join("testdata", "npm", "e2b", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(lock, []byte(`"node_modules/e2b": {`+"\n"+`      "version": "`+sdkVersion+`"`)) {
+		t.Fatalf("testdata/npm/e2b/package-lock.json does not pin e2b %s", sdkVersion)
+	}
+	dir := filepath.Join(os.TempDir(), "paddock-e2b-sdk-"+sdkVersion)
+	marker := filepath.Join(dir, "node_modules", "e2b", "package.json")
+	installed, _ := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if _, err := os.Stat(marker); err != nil || !bytes.Equal(installed, lock) {
+		_ = os.RemoveAll(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		install := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			_ = os.RemoveAll(dir)
+			t.Fatalf("npm ci (e2b@%s): %v\n%s", sdkVersion, err, out)
+		}
+	}
+	return dir
+}
+
+// TestSDK runs testdata/sdk.mjs — the unmodified e2b SDK doing what an
+// E2B user's code does — against the adapter, with E2B_API_URL and
+// E2B_SANDBOX_URL both pointing at the Paddock server and an e2b_ key.
+// It then checks that the manager's audit trail holds the actions, done
+// by that key in its tenant.
+func TestSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs the e2b SDK and runs Node")
+	}
+	dir := installSDK(t)
+	s := newStack(t)
+	key := s.key(t, "sdk")
+	script, err := os.ReadFile(filepath.Join("testdata", "sdk.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ESM resolves "e2b" from the script's own directory.
+	run := filepath.Join(dir, "paddock-sdk-test.mjs")
+	if err := os.WriteFile(run, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", run)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "E2B_API_URL="+s.URL, "E2B_SANDBOX_URL="+s.URL, "E2B_API_KEY="+key.Key,
+		"E2B_DOMAIN=paddock.invalid", "E2B_DEBUG=false")
+	out, err := cmd.CombinedOutput()
+	var id string
+	passed := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "SANDBOX "); ok {
+			id = v
+		}
+		if strings.HasPrefix(line, "ok ") {
+			passed++
+		}
+	}
+	t.Logf("SDK script output:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "ALL OK") {
+		t.Fatalf("the SDK script failed: %v", err)
+	}
+	if passed < 20 {
+		t.Fatalf("only %d steps passed", passed)
+	}
+
+	// The audit trail: the manager's events for the sandbox, attributed
+	// to the key and its tenant, and the API requests of both APIs.
+	recs := s.AuditRecords(audit.Query{Sandbox: id, Limit: 1000})
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.Tenant != "sdk" {
+			t.Errorf("record %d (%s) has tenant %q", r.Seq, r.Action, r.Tenant)
+		}
+		if r.Phase != "event" && r.Actor != key.ID {
+			t.Errorf("record %d (%s) has actor %q, want %s", r.Seq, r.Action, r.Actor, key.ID)
+		}
+		seen[r.Action+"/"+r.Phase] = true
+	}
+	for _, want := range []string{"sandbox.create/result", "process.start/intent", "process.start/result",
+		"process.stdin/result", "process.close_stdin/result", "process.kill/result", "file.write/result",
+		"file.read/result", "file.list/result", "file.stat/result", "file.move/result", "file.mkdir/result",
+		"file.remove/result", "file.watch/result", "sandbox.delete/intent", "sandbox.delete/result", "http/intent", "http/result"} {
+		if !seen[want] {
+			t.Errorf("no %s record for the sandbox; have %v", want, seen)
+		}
+	}
+}

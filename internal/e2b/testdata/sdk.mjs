@@ -1,0 +1,259 @@
+// Drives Paddock's E2B-compatible API with the unmodified e2b SDK. The Go
+// test (sdk_linux_test.go) sets E2B_API_URL, E2B_SANDBOX_URL and
+// E2B_API_KEY, runs this from the SDK's install directory, and reads the
+// "ok NAME" lines; any failure prints "FAIL NAME" and exits non-zero.
+import assert from 'node:assert/strict'
+import {
+  Sandbox,
+  CommandExitError,
+  FileNotFoundError,
+  SandboxNotFoundError,
+  SandboxError,
+} from 'e2b'
+
+let failed = false
+async function step(name, fn) {
+  try {
+    await fn()
+    console.log('ok', name)
+  } catch (err) {
+    failed = true
+    console.log('FAIL', name, err && err.stack ? err.stack : err)
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+async function until(what, cond, ms = 15000) {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (await cond()) return
+    await sleep(50)
+  }
+  throw new Error('timed out waiting for ' + what)
+}
+
+const sbx = await Sandbox.create({
+  timeoutMs: 180_000,
+  metadata: { suite: 'e2b-sdk' },
+  envs: { GREETING: 'hello from paddock' },
+})
+console.log('SANDBOX', sbx.sandboxId)
+
+// Commands.
+await step('run: env, default cwd and user', async () => {
+  const r = await sbx.commands.run('echo "$GREETING"; pwd; id -un')
+  assert.equal(r.exitCode, 0)
+  assert.equal(r.stdout, 'hello from paddock\n/home/user\nuser\n')
+})
+await step('run: exit code, stdout and stderr', async () => {
+  await assert.rejects(sbx.commands.run('echo out; echo err >&2; exit 3'), (e) => {
+    assert.ok(e instanceof CommandExitError, String(e))
+    assert.equal(e.exitCode, 3)
+    assert.equal(e.stdout, 'out\n')
+    assert.equal(e.stderr, 'err\n')
+    return true
+  })
+})
+await step('run: envs, cwd, callbacks', async () => {
+  const chunks = []
+  const r = await sbx.commands.run('echo "$FOO"; pwd', { envs: { FOO: 'bar' }, cwd: '/tmp', onStdout: (d) => chunks.push(d) })
+  assert.equal(r.stdout, 'bar\n/tmp\n')
+  assert.equal(chunks.join(''), 'bar\n/tmp\n')
+})
+await step('run: as root', async () => {
+  const r = await sbx.commands.run('id -u; pwd', { user: 'root' })
+  assert.equal(r.stdout, '0\n/root\n')
+})
+await step('stdin: send and close', async () => {
+  const h = await sbx.commands.run('cat; echo done', { background: true, stdin: true })
+  await h.sendStdin('line one\n')
+  await sbx.commands.sendStdin(h.pid, 'line two\n')
+  await h.closeStdin()
+  const r = await h.wait()
+  assert.equal(r.stdout, 'line one\nline two\ndone\n')
+})
+await step('background: list and kill', async () => {
+  const h = await sbx.commands.run('sleep 600', { background: true, timeoutMs: 0 })
+  const procs = await sbx.commands.list()
+  const p = procs.find((p) => p.pid === h.pid)
+  assert.ok(p, 'listed: ' + JSON.stringify(procs))
+  assert.equal(p.cmd, '/bin/bash')
+  assert.deepEqual(p.args, ['-l', '-c', 'sleep 600'])
+  assert.equal(await h.kill(), true)
+  await assert.rejects(h.wait(), (e) => {
+    assert.ok(e instanceof CommandExitError, String(e))
+    assert.equal(e.exitCode, -1)
+    assert.match(e.error, /signal: killed/)
+    return true
+  })
+  assert.equal(await sbx.commands.kill(h.pid), false)
+  assert.ok(!(await sbx.commands.list()).some((p) => p.pid === h.pid))
+})
+await step('background: connect', async () => {
+  const h = await sbx.commands.run('for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 0.25; done', { background: true })
+  await h.disconnect()
+  const again = await sbx.commands.connect(h.pid)
+  const r = await again.wait()
+  assert.match(r.stdout, /tick 8\n$/)
+})
+await step('run: timeoutMs ends the command', async () => {
+  await assert.rejects(sbx.commands.run('sleep 60', { timeoutMs: 1000 }))
+  await until('the command to be ended', async () => !(await sbx.commands.list()).some((p) => p.args.includes('sleep 60')))
+})
+
+// Files.
+const dec = new TextDecoder()
+await step('files: write and read', async () => {
+  const info = await sbx.files.write('/home/user/docs/a.txt', 'hello file')
+  assert.equal(info.path, '/home/user/docs/a.txt')
+  assert.equal(info.name, 'a.txt')
+  assert.equal(await sbx.files.read('/home/user/docs/a.txt'), 'hello file')
+  const bytes = await sbx.files.read('/home/user/docs/a.txt', { format: 'bytes' })
+  assert.equal(dec.decode(bytes), 'hello file')
+  const stream = await sbx.files.read('/home/user/docs/a.txt', { format: 'stream' })
+  let text = ''
+  for await (const chunk of stream) text += dec.decode(chunk)
+  assert.equal(text, 'hello file')
+})
+await step('files: relative paths and empty files', async () => {
+  const info = await sbx.files.write('rel.txt', 'rel')
+  assert.equal(info.path, '/home/user/rel.txt')
+  await sbx.files.write('empty.txt', '')
+  assert.equal(await sbx.files.read('empty.txt'), '')
+})
+await step('files: gzip upload (octet-stream) and download', async () => {
+  const data = new Uint8Array([0, 1, 2, 250, 251, 252, 253, 254, 255])
+  await sbx.files.write('/home/user/docs/b.bin', data, { gzip: true })
+  assert.deepEqual(await sbx.files.read('/home/user/docs/b.bin', { format: 'bytes' }), data)
+  assert.deepEqual(await sbx.files.read('/home/user/docs/b.bin', { format: 'bytes', gzip: true }), data)
+})
+await step('files: write several', async () => {
+  const res = await sbx.files.write([
+    { path: '/home/user/docs/c.txt', data: 'c' },
+    { path: '/home/user/docs/sub/d.txt', data: 'd' },
+  ])
+  assert.deepEqual(res.map((f) => f.path).sort(), ['/home/user/docs/c.txt', '/home/user/docs/sub/d.txt'])
+})
+await step('files: list', async () => {
+  const names = (await sbx.files.list('/home/user/docs')).map((e) => e.name).sort()
+  assert.deepEqual(names, ['a.txt', 'b.bin', 'c.txt', 'sub'])
+  const deep = (await sbx.files.list('/home/user/docs', { depth: 2 })).map((e) => e.path)
+  assert.ok(deep.includes('/home/user/docs/sub/d.txt'), deep.join(','))
+})
+await step('files: stat and exists', async () => {
+  const fi = await sbx.files.getInfo('/home/user/docs/a.txt')
+  assert.equal(fi.type, 'file')
+  assert.equal(fi.size, 10)
+  assert.equal(fi.owner, 'user')
+  assert.match(fi.permissions, /^-rw/)
+  assert.ok(fi.modifiedTime instanceof Date && Math.abs(Date.now() - fi.modifiedTime.getTime()) < 600_000)
+  assert.equal((await sbx.files.getInfo('/home/user/docs')).type, 'dir')
+  assert.equal(await sbx.files.exists('/home/user/docs/a.txt'), true)
+  assert.equal(await sbx.files.exists('/home/user/docs/nope'), false)
+  await assert.rejects(sbx.files.read('/home/user/docs/nope'), FileNotFoundError)
+})
+await step('files: metadata', async () => {
+  const w = await sbx.files.write('/home/user/docs/m.txt', 'meta', { metadata: { Owner: 'alice', purpose: 'test' } })
+  assert.deepEqual(w.metadata, { owner: 'alice', purpose: 'test' })
+  assert.deepEqual((await sbx.files.getInfo('/home/user/docs/m.txt')).metadata, { owner: 'alice', purpose: 'test' })
+  const listed = (await sbx.files.list('/home/user/docs')).find((e) => e.name === 'm.txt')
+  assert.deepEqual(listed.metadata, { owner: 'alice', purpose: 'test' })
+  const moved = await sbx.files.rename('/home/user/docs/m.txt', '/home/user/docs/m2.txt')
+  assert.deepEqual(moved.metadata, { owner: 'alice', purpose: 'test' })
+  await sbx.files.write('/home/user/docs/m2.txt', 'rewritten')
+  assert.equal((await sbx.files.getInfo('/home/user/docs/m2.txt')).metadata, undefined)
+})
+await step('files: rename, make dir, remove', async () => {
+  const moved = await sbx.files.rename('/home/user/docs/a.txt', '/home/user/moved/a2.txt')
+  assert.equal(moved.path, '/home/user/moved/a2.txt')
+  assert.equal(await sbx.files.exists('/home/user/docs/a.txt'), false)
+  assert.equal(await sbx.files.read('/home/user/moved/a2.txt'), 'hello file')
+  assert.equal(await sbx.files.makeDir('/home/user/newdir/x'), true)
+  assert.equal(await sbx.files.makeDir('/home/user/newdir/x'), false)
+  await sbx.files.remove('/home/user/docs')
+  assert.equal(await sbx.files.exists('/home/user/docs'), false)
+})
+await step('files: users', async () => {
+  await assert.rejects(sbx.files.write('/root/secret.txt', 'no'))
+  await sbx.files.write('/root/ok.txt', 'root', { user: 'root' })
+  assert.equal(await sbx.files.read('/root/ok.txt', { user: 'root' }), 'root')
+  assert.equal((await sbx.files.getInfo('/root/ok.txt', { user: 'root' })).owner, 'root')
+})
+
+// Watch.
+await step('watch: recursive, with entries', async () => {
+  await sbx.files.makeDir('/home/user/w')
+  const events = []
+  const handle = await sbx.files.watchDir('/home/user/w', (e) => events.push(e), { recursive: true, includeEntry: true, timeoutMs: 0 })
+  await sbx.files.write('/home/user/w/one.txt', '1')
+  await sbx.files.makeDir('/home/user/w/sub')
+  await until('the sub directory to be watched', async () => events.some((e) => e.name === 'sub' && e.type === 'create'))
+  await sbx.files.write('/home/user/w/sub/two.txt', '22')
+  await until('events for both files', async () =>
+    events.some((e) => e.name === 'one.txt' && e.type === 'create') &&
+    events.some((e) => e.name === 'sub/two.txt' && (e.type === 'create' || e.type === 'write')))
+  const one = events.find((e) => e.name === 'one.txt' && e.entry)
+  assert.ok(one, JSON.stringify(events))
+  assert.equal(one.entry.path, '/home/user/w/one.txt')
+  assert.equal(one.entry.type, 'file')
+  await handle.stop()
+})
+
+// A terminal.
+await step('pty: input, output, resize, kill', async () => {
+  let out = ''
+  const term = await sbx.pty.create({ cols: 80, rows: 24, timeoutMs: 0, onData: (d) => { out += dec.decode(d) } })
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('echo pty-$((40+2))\n'))
+  await until('the echo', async () => out.includes('pty-42'))
+  await sbx.pty.resize(term.pid, { cols: 100, rows: 30 })
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('stty size\n'))
+  await until('the new size', async () => out.includes('30 100'))
+  assert.equal(await term.kill(), true)
+  await assert.rejects(term.wait(), CommandExitError)
+})
+
+// Lifecycle.
+await step('set timeout and get info', async () => {
+  await sbx.setTimeout(600_000)
+  const info = await sbx.getInfo()
+  assert.equal(info.sandboxId, sbx.sandboxId)
+  assert.equal(info.state, 'running')
+  assert.equal(info.metadata.suite, 'e2b-sdk')
+  assert.ok(info.endAt.getTime() - Date.now() > 500_000, String(info.endAt))
+})
+await step('list, with pagination', async () => {
+  const other = await Sandbox.create({ metadata: { suite: 'e2b-sdk', other: 'yes' }, timeoutMs: 60_000 })
+  try {
+    const all = await Sandbox.list({ query: { metadata: { suite: 'e2b-sdk' } } }).nextItems()
+    assert.deepEqual(all.map((s) => s.sandboxId).sort(), [sbx.sandboxId, other.sandboxId].sort())
+    const only = await Sandbox.list({ query: { metadata: { other: 'yes' } } }).nextItems()
+    assert.deepEqual(only.map((s) => s.sandboxId), [other.sandboxId])
+    const pages = Sandbox.list({ limit: 1, query: { metadata: { suite: 'e2b-sdk' } } })
+    const first = await pages.nextItems()
+    assert.equal(first.length, 1)
+    assert.equal(pages.hasNext, true)
+    const second = await pages.nextItems()
+    assert.equal(second.length, 1)
+    assert.notEqual(first[0].sandboxId, second[0].sandboxId)
+  } finally {
+    await other.kill()
+  }
+})
+await step('connect', async () => {
+  const again = await Sandbox.connect(sbx.sandboxId)
+  assert.equal((await again.commands.run('cat /home/user/rel.txt')).stdout, 'rel')
+  assert.equal(await again.isRunning(), true)
+})
+await step('unsupported: pause', async () => {
+  await assert.rejects(sbx.pause(), (e) => e instanceof SandboxError && /not supported/.test(e.message))
+})
+await step('kill', async () => {
+  const id = sbx.sandboxId
+  assert.equal(await sbx.kill(), true)
+  assert.equal(await sbx.isRunning(), false)
+  assert.equal(await Sandbox.kill(id), false)
+  await assert.rejects(Sandbox.getInfo(id), SandboxNotFoundError)
+})
+
+if (failed) process.exit(1)
+console.log('ALL OK')

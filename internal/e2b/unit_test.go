@@ -1,0 +1,527 @@
+package e2b
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+func frame(flags byte, msg string) []byte { return appendEnvelope(nil, flags, []byte(msg)) }
+
+func TestReadEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      []byte
+		max     int
+		want    envelope
+		wantErr string // "" ok; "EOF" io.EOF
+	}{
+		{"message", frame(0, `{"a":1}`), 100, envelope{0, []byte(`{"a":1}`)}, ""},
+		{"end of stream", frame(flagEndStream, `{}`), 100, envelope{flagEndStream, []byte(`{}`)}, ""},
+		{"empty message", frame(0, ""), 100, envelope{0, []byte{}}, ""},
+		{"nothing", nil, 100, envelope{}, "EOF"},
+		{"short header", []byte{0, 0, 0}, 100, envelope{}, "truncated"},
+		{"short body", frame(0, "hello")[:7], 100, envelope{}, "truncated"},
+		{"over the limit", frame(0, "hello"), 4, envelope{}, "exceeds the limit"},
+		{"huge length, no body", []byte{0, 0xff, 0xff, 0xff, 0xff}, maxMessageBytes, envelope{}, "exceeds the limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readEnvelope(bytes.NewReader(tc.in), tc.max)
+			switch {
+			case tc.wantErr == "EOF":
+				if err != io.EOF {
+					t.Fatalf("err = %v, want EOF", err)
+				}
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			default:
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Fatal(diff)
+				}
+			}
+		})
+	}
+}
+
+func TestConnectCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		code   string
+		status int
+	}{
+		{errs.Invalid("x"), ccInvalidArgument, 400},
+		{errs.New(errs.CodeUnauthenticated, "x"), ccUnauthenticated, 401},
+		{errs.New(errs.CodeForbidden, "x"), ccPermissionDenied, 403},
+		{errs.NotFound("x"), ccNotFound, 404},
+		{errs.New(errs.CodeConflict, "x"), ccFailedPrecondition, 400},
+		{errs.New(errs.CodeTooLarge, "x"), ccResourceExhausted, 429},
+		{errs.New(errs.CodeLimit, "x"), ccResourceExhausted, 429},
+		{errs.New(errs.CodeUnsupported, "x"), ccUnimplemented, 501},
+		{errs.New(errs.CodeSandboxNotActive, "x"), ccUnavailable, 503},
+		{errs.New(errs.CodeTimeout, "x"), ccDeadlineExceeded, 504},
+		{rpcErr(ccAlreadyExists, "x"), ccAlreadyExists, 409},
+		{errors.New("/var/lib/paddock/secret: EIO"), ccInternal, 500},
+	} {
+		code, msg := connectCode(tc.err)
+		if code != tc.code || connectStatus(code) != tc.status {
+			t.Errorf("%v: code %s status %d, want %s %d", tc.err, code, connectStatus(code), tc.code, tc.status)
+		}
+		if strings.Contains(msg, "/var/lib") {
+			t.Errorf("%v: the public message shows the cause: %q", tc.err, msg)
+		}
+	}
+}
+
+func TestNetworkFor(t *testing.T) {
+	yes, no := true, false
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	for _, tc := range []struct {
+		name     string
+		internet *bool
+		n        *e2bNetwork
+		want     *sandbox.Network
+		wantErr  string
+	}{
+		{"nothing said: closed", nil, nil, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"internet", &yes, nil, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"no internet", &no, nil, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"allowlist with deny all", nil, &e2bNetwork{AllowOut: []string{"api.example.com", "1.2.3.4", "10.0.0.0/8"}, DenyOut: []string{allTraffic}},
+			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"api.example.com"}, AllowCIDR: []string{"1.2.3.4", "10.0.0.0/8"}}, ""},
+		{"allowlist without internet", &no, &e2bNetwork{AllowOut: []string{"*.example.com"}},
+			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"*.example.com"}}, ""},
+		{"allowOut alone is an allowlist (closed by default)", nil, &e2bNetwork{AllowOut: []string{"example.com"}},
+			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"example.com"}}, ""},
+		{"internet makes allowOut moot", &yes, &e2bNetwork{AllowOut: []string{"example.com"}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"internet but deny all", &yes, &e2bNetwork{AllowOut: []string{"example.com"}, DenyOut: []string{allTraffic}},
+			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"example.com"}}, ""},
+		{"allow everything", nil, &e2bNetwork{AllowOut: []string{allTraffic}, DenyOut: []string{allTraffic}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"update: internet", nil, &e2bNetwork{AllowInternetAccess: &yes}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"specific deny", &yes, &e2bNetwork{DenyOut: []string{"8.8.8.8"}}, nil, "denyOut[0]"},
+		{"rules", nil, &e2bNetwork{Rules: raw(`{"api.example.com":[]}`)}, nil, "rules"},
+		{"null rules are none", nil, &e2bNetwork{Rules: raw(`null`)}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"egress proxy", nil, &e2bNetwork{EgressProxy: raw(`{"address":"p:1080"}`)}, nil, "egressProxy"},
+		{"contradiction", &yes, &e2bNetwork{AllowInternetAccess: &no}, nil, "twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := networkFor(tc.internet, tc.n)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(errs.Public(err), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatal(diff)
+			}
+			// Whatever comes out is a policy Paddock accepts.
+			if _, err := sandbox.NormalizeNetwork(got); err != nil {
+				t.Fatalf("not a valid policy: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseMetadataHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		h       http.Header
+		want    map[string]string
+		wantErr string
+	}{
+		{"none", http.Header{"Content-Type": {"x"}}, nil, ""},
+		{"lower-cased keys, first value", http.Header{"X-Metadata-Owner": {"alice", "bob"}, "X-Metadata-Purpose": {"test"}},
+			map[string]string{"owner": "alice", "purpose": "test"}, ""},
+		{"empty value", http.Header{"X-Metadata-A": {""}}, map[string]string{"a": ""}, ""},
+		{"empty key", http.Header{"X-Metadata-": {"v"}}, nil, "1..246"},
+		{"non-ASCII value", http.Header{"X-Metadata-A": {"caf\u00e9"}}, nil, "printable"},
+		{"control character", http.Header{"X-Metadata-A": {"a\tb"}}, nil, "printable"},
+		{"long key", http.Header{"X-Metadata-" + strings.Repeat("k", 247): {"v"}}, nil, "1..246"},
+		{"too much in all", http.Header{"X-Metadata-A": {strings.Repeat("v", 3000)}, "X-Metadata-B": {strings.Repeat("v", 1100)}}, nil, "at most 4096"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseMetadataHeaders(tc.h)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(errs.Public(err), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatal(diff)
+			}
+		})
+	}
+}
+
+func TestMetaStore(t *testing.T) {
+	s := newMetaStore()
+	now := time.Now()
+	fi := sandbox.FileInfo{Path: "/home/user/a", Type: "file", Size: 3, MTime: now}
+	kv := map[string]string{"k": "v"}
+	if err := s.set("sb1", "t", fi, kv); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.get("sb1", fi); !cmp.Equal(got, kv) {
+		t.Fatalf("get = %v", got)
+	}
+	if got := s.get("sb2", fi); got != nil {
+		t.Fatalf("another sandbox sees it: %v", got)
+	}
+	// The file changed by other means: the metadata is not reported, and
+	// forgotten.
+	changed := fi
+	changed.MTime = now.Add(time.Second)
+	if got := s.get("sb1", changed); got != nil {
+		t.Fatalf("a changed file keeps its metadata: %v", got)
+	}
+	if got := s.get("sb1", fi); got != nil {
+		t.Fatalf("forgotten metadata came back: %v", got)
+	}
+	// Move carries a directory's entries; remove drops them.
+	for _, p := range []string{"/d/x", "/d/sub/y", "/dd/z"} {
+		f := fi
+		f.Path = p
+		if err := s.set("sb1", "t", f, kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.move("sb1", "/d", "/e")
+	for p, want := range map[string]bool{"/d/x": false, "/e/x": true, "/e/sub/y": true, "/dd/z": true} {
+		f := fi
+		f.Path = p
+		if got := s.get("sb1", f) != nil; got != want {
+			t.Errorf("%s: has metadata %v, want %v", p, got, want)
+		}
+	}
+	s.remove("sb1", "/e")
+	f := fi
+	f.Path = "/e/sub/y"
+	if s.get("sb1", f) != nil {
+		t.Error("removed metadata is still there")
+	}
+	// Clearing, pruning and the byte count.
+	f.Path = "/dd/z"
+	_ = s.set("sb1", "t", f, nil)
+	if s.get("sb1", f) != nil || s.total != 0 || len(s.boxes) != 0 {
+		t.Fatalf("after clearing: total %d, boxes %d", s.total, len(s.boxes))
+	}
+	_ = s.set("gone", "t", fi, kv)
+	s.exists = func(id, _ string) bool { return id != "gone" }
+	s.prune(time.Now())
+	if s.total != 0 || len(s.boxes) != 0 {
+		t.Fatalf("pruning left total %d, boxes %d", s.total, len(s.boxes))
+	}
+	// A sandbox's share is bounded.
+	big := map[string]string{"k": strings.Repeat("v", 4000)}
+	var err error
+	for i := 0; i < 2000 && err == nil; i++ {
+		f := fi
+		f.Path = "/f/" + strings.Repeat("x", i%50) + string(rune('a'+i%26)) + "/" + time.Duration(i).String()
+		err = s.set("sb1", "t", f, big)
+	}
+	if errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("no limit: %v", err)
+	}
+}
+
+func TestParseCursor(t *testing.T) {
+	c := cursor{created: 1234567890123, id: "sb-" + strings.Repeat("a", 26)}
+	got, err := parseCursor(c.String())
+	if err != nil || got != c {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+	for _, bad := range []string{"", "!!!", "bm90LWEtY3Vyc29y", cursor{created: 1, id: "../etc"}.String(), strings.Repeat("A", 300)} {
+		if _, err := parseCursor(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseListQuery(t *testing.T) {
+	// What the SDK sends for {query: {metadata: {"a b": "c&d", k: "v"}}}:
+	// the pairs URI-encoded, joined as a query, sent as one parameter.
+	inner := url.Values{url.PathEscape("a b"): {url.PathEscape("c&d")}, "k": {"v"}}.Encode()
+	for _, tc := range []struct {
+		name    string
+		q       string
+		paged   bool
+		check   func(t *testing.T, lq listQuery)
+		wantErr string
+	}{
+		{"defaults", "", true, func(t *testing.T, lq listQuery) {
+			if !lq.desc || lq.limit != defaultPage || lq.metadata != nil || lq.cursor != nil {
+				t.Fatalf("%+v", lq)
+			}
+		}, ""},
+		{"metadata", "metadata=" + url.QueryEscape(inner), true, func(t *testing.T, lq listQuery) {
+			if diff := cmp.Diff(map[string]string{"a b": "c&d", "k": "v"}, lq.metadata); diff != "" {
+				t.Fatal(diff)
+			}
+		}, ""},
+		{"state list", "state=running,paused&limit=5&order=asc", true, func(t *testing.T, lq listQuery) {
+			if !lq.states["running"] || !lq.states["paused"] || lq.limit != 5 || lq.desc {
+				t.Fatalf("%+v", lq)
+			}
+		}, ""},
+		{"cursor", "nextToken=" + cursor{created: 5, id: "sb-" + strings.Repeat("b", 26)}.String(), true, func(t *testing.T, lq listQuery) {
+			if lq.cursor == nil || lq.cursor.created != 5 {
+				t.Fatalf("%+v", lq)
+			}
+		}, ""},
+		{"bad state", "state=dead", true, nil, "state"},
+		{"bad limit", "limit=0", true, nil, "limit"},
+		{"limit too big", "limit=1000", true, nil, "limit"},
+		{"unknown", "color=red", true, nil, "not supported"},
+		{"v1 takes no limit", "limit=5", false, nil, "not supported"},
+		{"repeated", "limit=1&limit=2", true, nil, "2 times"},
+		{"bad time", "startedAfter=yesterday", true, nil, "RFC 3339"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := url.ParseQuery(tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lq, err := parseListQuery(q, tc.paged)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(errs.Public(err), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, lq)
+		})
+	}
+}
+
+func TestUsersAndPaths(t *testing.T) {
+	for _, tc := range []struct {
+		header, user, wantErr string
+	}{
+		{"", "user", ""},
+		{"Basic dXNlcjo=", "user", ""}, // "user:"
+		{"Basic cm9vdDo=", "root", ""}, // "root:"
+		{"Basic Ym9iOg==", "", "unknown user"},
+		{"Bearer x", "", "Basic"},
+		{"Basic !!!", "", "Basic"},
+	} {
+		got, err := basicUser(tc.header)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(errs.Public(err), tc.wantErr) {
+				t.Errorf("%q: err = %v, want %q", tc.header, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.user {
+			t.Errorf("%q: %q, %v; want %q", tc.header, got, err, tc.user)
+		}
+	}
+	for _, tc := range []struct{ in, user, want string }{
+		{"/abs/x", "user", "/abs/x"},
+		{"rel/x", "user", "/home/user/rel/x"},
+		{"rel", "root", "/root/rel"},
+		{"~", "user", "/home/user"},
+		{"~/x", "root", "/root/x"},
+	} {
+		if got, err := resolvePath(tc.in, tc.user); err != nil || got != tc.want {
+			t.Errorf("resolvePath(%q, %s) = %q, %v; want %q", tc.in, tc.user, got, err, tc.want)
+		}
+	}
+	if _, err := resolvePath("", "user"); err == nil {
+		t.Error("an empty path is accepted")
+	}
+}
+
+func TestEndEvent(t *testing.T) {
+	zero, three := 0, 3
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		info sandbox.ProcessInfo
+		want pbEndEvent
+	}{
+		{sandbox.ProcessInfo{ExitCode: &zero}, pbEndEvent{ExitCode: 0, Exited: true, Status: "exit status 0"}},
+		{sandbox.ProcessInfo{ExitCode: &three}, pbEndEvent{ExitCode: 3, Exited: true, Status: "exit status 3", Error: str("exit status 3")}},
+		{sandbox.ProcessInfo{Signal: "SIGKILL"}, pbEndEvent{ExitCode: -1, Status: "signal: killed", Error: str("signal: killed")}},
+		{sandbox.ProcessInfo{Signal: "SIGTERM"}, pbEndEvent{ExitCode: -1, Status: "signal: terminated", Error: str("signal: terminated")}},
+		{sandbox.ProcessInfo{Signal: "SIGKILL", OOMKilled: true}, pbEndEvent{ExitCode: -1, Status: "signal: killed (out of memory)",
+			Error: str("signal: killed (out of memory)")}},
+	} {
+		if diff := cmp.Diff(&tc.want, endEvent(tc.info)); diff != "" {
+			t.Errorf("%+v: %s", tc.info, diff)
+		}
+	}
+}
+
+func TestProtoJSON(t *testing.T) {
+	var in pbSendInputRequest
+	for _, tc := range []struct {
+		msg  string
+		want string
+	}{
+		{`{"process":{"pid":7},"input":{"stdin":"aGk="}}`, "hi"},      // std, padded
+		{`{"process":{"pid":"7"},"input":{"stdin":"aGk"}}`, "hi"},     // unpadded; pid as a string
+		{`{"process":{"tag":"x"},"input":{"pty":"_-8"}}`, "\xff\xef"}, // URL-safe
+	} {
+		in = pbSendInputRequest{}
+		if err := decodeMessage([]byte(tc.msg), &in); err != nil {
+			t.Fatalf("%s: %v", tc.msg, err)
+		}
+		data := in.Input.Stdin
+		if data == nil {
+			data = in.Input.PTY
+		}
+		if string(*data) != tc.want {
+			t.Errorf("%s: %q", tc.msg, *data)
+		}
+	}
+	for _, tc := range []struct{ msg, wantErr string }{
+		{`{"process":{"pid":7},"inptu":{}}`, `unknown field "inptu"`},
+		{`{"process":{"pid":-1}}`, "uint32"},
+		{`{"process":{"pid":4294967296}}`, "uint32"},
+		{`{"input":{"stdin":"%%%"}}`, "base64"},
+		{`{"process":{}} {}`, "trailing"},
+		{`{"process":`, "truncated"},
+		{`{"process":}`, "syntax"},
+	} {
+		in = pbSendInputRequest{}
+		err := decodeMessage([]byte(tc.msg), &in)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: err = %v, want %q", tc.msg, err, tc.wantErr)
+		}
+	}
+	var sig pbSendSignalRequest
+	for msg, want := range map[string]pbSignal{`{"signal":"SIGNAL_SIGKILL"}`: sigKill, `{"signal":15}`: sigTerm, `{}`: sigUnspecified} {
+		sig = pbSendSignalRequest{}
+		if err := decodeMessage([]byte(msg), &sig); err != nil || sig.Signal != want {
+			t.Errorf("%s: %v %v", msg, sig.Signal, err)
+		}
+	}
+	if err := decodeMessage([]byte(`{"signal":"SIGHUP"}`), &sig); err == nil {
+		t.Error("an unknown enum name is accepted")
+	}
+	// Responses: int64 as a string, enums by name, timestamps in UTC.
+	e := pbEntryInfo{Name: "a", Type: ftFile, Size: 1 << 40, ModifiedTime: pbTime(time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("x", 3600)))}
+	b, _ := json.Marshal(e)
+	for _, want := range []string{`"size":"1099511627776"`, `"type":"FILE_TYPE_FILE"`, `"modifiedTime":"2026-01-02T02:04:05.000006Z"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+	for ns, want := range map[int]string{0: "05Z", 5e8: "05.500Z", 123456789: "05.123456789Z"} {
+		if got := pbTime(time.Date(2026, 1, 2, 3, 4, 5, ns, time.UTC)); !strings.HasSuffix(got, want) {
+			t.Errorf("pbTime(%d ns) = %s", ns, got)
+		}
+	}
+}
+
+func TestHeaderParsers(t *testing.T) {
+	for h, want := range map[string]bool{"gzip": true, "br, gzip;q=0.5": true, "GZIP": true, "gzip;q=0": false, "deflate": false, "": false} {
+		if acceptsGzip(h) != want {
+			t.Errorf("acceptsGzip(%q) != %v", h, want)
+		}
+	}
+	for h, want := range map[string]time.Duration{"": defaultKeepalive, "30": 30 * time.Second, "0": defaultKeepalive,
+		"x": defaultKeepalive, "9999999": maxKeepalive} {
+		if got := parseKeepalive(h); got != want {
+			t.Errorf("parseKeepalive(%q) = %v, want %v", h, got, want)
+		}
+	}
+	for h, want := range map[string]time.Duration{"": 0, "1500": 1500 * time.Millisecond, "9999999999": 9999999999 * time.Millisecond} {
+		if got, err := parseTimeoutMs(h); err != nil || got != want {
+			t.Errorf("parseTimeoutMs(%q) = %v, %v", h, got, err)
+		}
+	}
+	for _, h := range []string{"-1", "1e3", "12345678901"} {
+		if _, err := parseTimeoutMs(h); err == nil {
+			t.Errorf("parseTimeoutMs(%q) accepted", h)
+		}
+	}
+}
+
+func TestStreamFraming(t *testing.T) {
+	// A request stream must be exactly one uncompressed message.
+	mk := func(body []byte, ct string) *http.Request {
+		r, _ := http.NewRequest("POST", "/x", bytes.NewReader(body))
+		r.Header.Set("Content-Type", ct)
+		return r
+	}
+	var v pbPathRequest
+	if err := readStreamRequest(mk(frame(0, `{"path":"/a"}`), ctStreamJSON), &v); err != nil || v.Path != "/a" {
+		t.Fatalf("%v %+v", err, v)
+	}
+	for name, r := range map[string]*http.Request{
+		"unary content type": mk(frame(0, `{}`), ctUnaryJSON),
+		"two messages":       mk(append(frame(0, `{}`), frame(0, `{}`)...), ctStreamJSON),
+		"compressed":         mk(frame(flagCompressed, `{}`), ctStreamJSON),
+		"end flag":           mk(frame(flagEndStream, `{}`), ctStreamJSON),
+		"no message":         mk(nil, ctStreamJSON),
+		"truncated":          mk(frame(0, `{"path":"/a"}`)[:8], ctStreamJSON),
+	} {
+		if err := readStreamRequest(r, &v); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The answer: messages, then the end-of-stream envelope.
+	rr := &recorder{h: http.Header{}}
+	st := newStream(rr)
+	_ = st.send(map[string]int{"n": 1})
+	st.end(errs.NotFound("gone"))
+	if rr.h.Get("Content-Type") != ctStreamJSON || rr.status != 200 {
+		t.Fatalf("%v %d", rr.h, rr.status)
+	}
+	b := rr.buf.Bytes()
+	e1, _ := readEnvelope(bytes.NewReader(b), 100)
+	if e1.Flags != 0 || string(e1.Data) != `{"n":1}` {
+		t.Fatalf("first: %+v", e1)
+	}
+	e2, _ := readEnvelope(bytes.NewReader(b[5+len(e1.Data):]), 100)
+	if e2.Flags != flagEndStream || string(e2.Data) != `{"error":{"code":"not_found","message":"gone"}}` {
+		t.Fatalf("end: %+v %s", e2, e2.Data)
+	}
+	if err := st.send(1); err == nil {
+		t.Error("a message after the end was sent")
+	}
+	if n := binary.BigEndian.Uint32(b[1:5]); int(n) != len(e1.Data) {
+		t.Fatal("length prefix")
+	}
+}
+
+type recorder struct {
+	h      http.Header
+	buf    bytes.Buffer
+	status int
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = 200
+	}
+	return r.buf.Write(b)
+}
+func (r *recorder) WriteHeader(s int) { r.status = s }
+func (r *recorder) Flush()            {}
