@@ -145,8 +145,13 @@ func (r *Recorder) Begin(req *http.Request, p auth.Principal, route string) (fun
 	// {id} names a sandbox only under /v1/sandboxes/ (elsewhere it is a
 	// key id, say: that stays in the path).
 	sb := p.Sandbox
-	if strings.HasPrefix(pattern, "/v1/sandboxes/{id}") {
+	switch {
+	case strings.HasPrefix(pattern, "/v1/sandboxes/{id}"):
 		sb = req.PathValue("id")
+	case strings.Contains(pattern, "/sandboxes/{sandboxID}"): // the E2B control plane
+		sb = req.PathValue("sandboxID")
+	case sb == "" && req.Header.Get("E2b-Sandbox-Id") != "": // E2B's envd API
+		sb = clip(req.Header.Get("E2b-Sandbox-Id"), 64)
 	}
 	args := httpArgs{Method: req.Method, Route: pattern, Path: clip(req.URL.Path, 512), Remote: remoteHost(req.RemoteAddr)}
 	if q := req.URL.Query(); len(q) > 0 {

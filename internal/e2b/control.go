@@ -113,34 +113,9 @@ func (s *Server) ctl(route string, scope auth.Scope, h ctlHandler) http.HandlerF
 	}
 }
 
-// apiStatus is the HTTP status of an error code.
-func apiStatus(code errs.Code) int {
-	switch code {
-	case errs.CodeInvalid, errs.CodeCommandNotFound:
-		return http.StatusBadRequest
-	case errs.CodeUnauthenticated:
-		return http.StatusUnauthorized
-	case errs.CodeForbidden:
-		return http.StatusForbidden
-	case errs.CodeNotFound:
-		return http.StatusNotFound
-	case errs.CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case errs.CodeConflict, errs.CodeSandboxNotActive:
-		return http.StatusConflict
-	case errs.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case errs.CodeLimit, errs.CodeRateLimited:
-		return http.StatusTooManyRequests
-	case errs.CodeUnsupported:
-		return http.StatusNotImplemented
-	case errs.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case errs.CodeTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusInternalServerError
-}
+// apiStatus is the HTTP status of an error code: the same as on every
+// other surface.
+func apiStatus(code errs.Code) int { return errs.HTTPStatus(code) }
 
 // apiError is E2B's error shape: the HTTP status repeated as a number.
 type apiError struct {
