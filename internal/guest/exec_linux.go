@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
 )
@@ -72,11 +74,26 @@ func resolveCwd(cwd string) (string, error) {
 		cwd = path.Join("/workspace", cwd)
 	}
 	cwd = path.Clean(cwd)
-	st, err := os.Stat(cwd)
-	if err != nil || !st.IsDir() {
+	fd, err := openWorkDir(cwd)
+	if err != nil {
 		return "", errs.Invalid("working directory %q does not exist in the sandbox", cwd)
 	}
+	unix.Close(fd)
 	return cwd, nil
+}
+
+// openWorkDir opens directory p for use as a working directory, refusing
+// magic links. /proc/self/fd/N names a descriptor of the agent, which may
+// be a host directory (its delegated cgroups); a child that chdir'd there
+// before execve — when the agent's close-on-exec descriptors are still
+// open in it — would work outside its root: the runc escape
+// CVE-2024-21626. spawn hands the child this verified descriptor rather
+// than the path, so nothing can be swapped in between.
+func openWorkDir(p string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_MAGICLINKS,
+	})
 }
 
 // lookPath finds name like execvp(3) would, with the command's own PATH.
@@ -85,11 +102,20 @@ func lookPath(name, pathVar, cwd string) (string, error) {
 		return "", errs.Invalid("empty command")
 	}
 	check := func(p string) error {
-		st, err := os.Stat(p)
+		// No magic links here either (see openWorkDir): an executable is a
+		// file of the sandbox, never one reached through the agent's
+		// descriptors.
+		fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
 		if err != nil {
 			return err
 		}
-		if st.IsDir() || st.Mode()&0o111 == 0 {
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR || st.Mode&0o111 == 0 {
 			return fs.ErrPermission
 		}
 		return nil

@@ -232,7 +232,20 @@ func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 		Ctty:       s.Ctty,
 		Credential: &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: []uint32{s.Gid}},
 	}
-	attr := &os.ProcAttr{Dir: s.Dir, Env: s.Env, Files: s.Files, Sys: sys}
+	attr := &os.ProcAttr{Env: s.Env, Files: s.Files, Sys: sys}
+	if s.Dir != "" {
+		// The child changes into a descriptor verified here, not a path it
+		// resolves itself (see openWorkDir: CVE-2024-21626).
+		dfd, err := openWorkDir(s.Dir)
+		if err != nil {
+			if sub != nil {
+				t.recycle(&proc{sub: sub, pidfd: -1})
+			}
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+		defer unix.Close(dfd)
+		attr.Dir = "/proc/self/fd/" + strconv.Itoa(dfd)
+	}
 	p := &proc{sub: sub, exit: make(chan syscall.WaitStatus, 1), pidfd: -1}
 
 	start := func(cgfd int) error {
