@@ -1,0 +1,410 @@
+//go:build linux
+
+package hostile
+
+// Group: resource exhaustion. Each case exhausts one resource inside a
+// sandbox with small limits; natively the same action goes through.
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+// cgroupFile reads one file of sandbox id's cgroup (v1 controller ctrl),
+// summing a keyed counter over the sandbox's whole subtree when key is set.
+func (e *env) cgroupSum(ctrl, id, file, key string) int64 {
+	e.t.Helper()
+	var sum int64
+	root := filepath.Join("/sys/fs/cgroup", ctrl, e.Prefix, id)
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != file {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if key == "" && len(f) == 1 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += n
+			} else if len(f) == 2 && f[0] == key {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				sum += n
+			}
+		}
+		return nil
+	})
+	return sum
+}
+
+// waitFor polls cond (bounded) and reports whether it became true.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+const spawn100 = `n=0; p=; for i in $(seq 100); do sleep 30 >/dev/null 2>&1 & p="$p $!"; n=$((n+1)); done; echo started=$n; kill $p 2>/dev/null; wait 2>/dev/null; true`
+
+// Many processes at once: the pids cgroup caps a sandbox (here 64).
+func TestResourceProcessCeiling(t *testing.T) {
+	out, err := exec.Command("/bin/sh", "-c", spawn100).Output()
+	if err != nil || !strings.Contains(string(out), "started=100") {
+		t.Fatalf("positive control: natively starting 100 processes: %q %v", out, err)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{Pids: 64})
+	r := e.sh(id, "", spawn100)
+	if strings.Contains(r.Stdout, "started=100") && r.ExitCode == 0 && !strings.Contains(r.Stderr, "fork") {
+		t.Fatalf("100 processes started in a sandbox limited to 64: %+v", r)
+	}
+	if refused := e.cgroupSum("pids", id, "pids.events", "max"); refused == 0 {
+		t.Fatalf("the pids cgroup refused no fork: %+v", r)
+	}
+	t.Logf("sandboxed: exit %d, stderr %q", r.ExitCode, clipS(r.Stderr))
+	e.stillServes(id)
+	e.execAudited(id, "started=")
+}
+
+// A fork bomb, stopped by the pids cgroup and then killed with its exec.
+func TestResourceForkBomb(t *testing.T) {
+	// Control: see TestResourceProcessCeiling (natively a shell forks far
+	// beyond the sandbox's ceiling); a real bomb is never run natively.
+	out, err := exec.Command("/bin/sh", "-c", spawn100).Output()
+	if err != nil || !strings.Contains(string(out), "started=100") {
+		t.Fatalf("positive control: natively starting 100 processes: %q %v", out, err)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{Pids: 64})
+	// The agent's own threads count as tasks: the baseline.
+	base := e.cgroupSum("pids", id, "pids.current", "")
+	done := make(chan client.ExecResponse, 1)
+	go func() {
+		res, _ := e.Client.Exec(ctxT(t, time.Minute), id, client.ExecRequest{Cmd: []string{"/bin/sh", "-c", "bomb(){ bomb | bomb & }; bomb; sleep 5"}, TimeoutMs: 3000})
+		done <- res
+	}()
+	// The refusals are counted in the exec's own sub-group, which goes
+	// with the exec: watch while it runs.
+	var refused, peak int64
+	var r client.ExecResponse
+	for waiting := true; waiting; {
+		select {
+		case r = <-done:
+			waiting = false
+		case <-time.After(50 * time.Millisecond):
+			refused = max(refused, e.cgroupSum("pids", id, "pids.events", "max"))
+			peak = max(peak, e.cgroupSum("pids", id, "pids.current", ""))
+		}
+	}
+	t.Logf("fork bomb: %+v %q; peak tasks %d, forks refused %d", r.ExecResult, clipS(r.Stderr), peak, refused)
+	if refused == 0 && !strings.Contains(r.Stderr, "Cannot fork") {
+		t.Fatal("the fork bomb never hit the pids ceiling")
+	}
+	// The exec ends — at its timeout, or earlier when the bomb's first
+	// shell itself cannot fork — and takes every process of the bomb with it.
+	if !r.TimedOut && r.ExitCode == 0 {
+		t.Fatalf("the bomb's exec ended normally: %+v", r.ExecResult)
+	}
+	if !waitFor(20*time.Second, func() bool { return e.cgroupSum("pids", id, "pids.current", "") <= base+2 }) {
+		t.Fatalf("the bomb's processes outlived their exec: pids.current = %d (baseline %d)", e.cgroupSum("pids", id, "pids.current", ""), base)
+	}
+	e.stillServes(id)
+	e.execAudited(id, "bomb(){")
+}
+
+// Memory beyond the sandbox's ceiling: the workload is OOM-killed, the
+// agent (which keeps headroom) and the server are not. (With RAM-backed
+// writable layers the memory cgroup's ceiling is memory plus disk, so the
+// disk is kept small here.)
+func TestResourceMemory(t *testing.T) {
+	if n := native(t, "alloc", "256"); !n.OK || n.Count != 256 {
+		t.Fatalf("positive control: natively allocating 256 MiB: %+v", n)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{MemoryMB: 64, DiskMB: 16})
+	e.installProbe(id)
+	r, res := e.probeIn(id, "", "alloc", "256")
+	if r.OK || !res.OOMKilled {
+		t.Fatalf("256 MiB in a 64 MiB sandbox: want an OOM kill, got %+v %+v", r, res.ExecResult)
+	}
+	e.stillServes(id)
+	rec := e.execAudited(id, "alloc")
+	if resultField(rec, "oom_killed") != true {
+		t.Fatalf("the exec result does not record the OOM kill: %s", rec.Result)
+	}
+}
+
+// Filling the writable layer: the disk quota answers ENOSPC, to exec and to
+// the files API (413, the file unchanged).
+func TestResourceDisk(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("dd", "if=/dev/zero", "of="+filepath.Join(dir, "big"), "bs=1M", "count=64").CombinedOutput(); err != nil {
+		t.Fatalf("positive control: natively writing 64 MiB: %v %s", err, out)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{DiskMB: 32})
+	r := e.sh(id, "", "dd if=/dev/zero of=/workspace/big bs=1M count=64")
+	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "No space left") {
+		t.Fatalf("64 MiB into a 32 MiB layer: %+v", r)
+	}
+	e.sh(id, "", "rm -f /workspace/big; echo keep > /workspace/kept")
+	_, err := e.Client.WriteFile(ctxT(t, time.Minute), id, client.WriteRequest{Path: "/workspace/kept"},
+		io.LimitReader(zeros{}, 64<<20), 64<<20)
+	ce := apiError(t, "files API write beyond the quota", err, "too_large")
+	if ce.Status != 413 {
+		t.Fatalf("want 413, got %d", ce.Status)
+	}
+	if b, err := e.Client.ReadFile(ctxT(t, time.Minute), id, "/workspace/kept"); err != nil || string(b) != "keep\n" {
+		t.Fatalf("a refused write changed the file: %q %v", b, err)
+	}
+	e.stillServes(id)
+	e.execAudited(id, "dd if=/dev/zero")
+	e.httpAudited("PUT /v1/sandboxes/{id}/files", 413)
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// Exhausting inodes with empty files (the quota has an inode limit too).
+func TestResourceInodes(t *testing.T) {
+	const n = 40000
+	if r := native(t, "files", t.TempDir(), strconv.Itoa(n)); !r.OK || r.Count != n {
+		t.Fatalf("positive control: natively creating %d files: %+v", n, r)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{DiskMB: 16})
+	e.installProbe(id)
+	e.sh(id, "", "mkdir /workspace/many")
+	r, res := e.probeIn(id, "", "files", "/workspace/many", strconv.Itoa(n))
+	if r.OK || r.Errno != "ENOSPC" {
+		t.Fatalf("%d files in a 16 MiB layer: want ENOSPC, got %+v %+v", n, r, res.ExecResult)
+	}
+	t.Logf("created %d files before %s", r.Count, r.Errno)
+	e.sh(id, "", "rm -rf /workspace/many")
+	e.stillServes(id)
+	e.execAudited(id, "/workspace/many")
+}
+
+// A busy loop: the CPU quota throttles it while the server goes on
+// answering; natively (in a cgroup without a quota) it is never throttled.
+func TestResourceCPU(t *testing.T) {
+	ctrl := filepath.Join("/sys/fs/cgroup/cpu", fmt.Sprintf("paddock-hostile-%d", os.Getpid()))
+	if err := os.Mkdir(ctrl, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(ctrl) })
+	loop := exec.Command("timeout", "1", "/bin/sh", "-c", "while :; do :; done")
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(ctrl, "cgroup.procs"), []byte(strconv.Itoa(loop.Process.Pid)), 0)
+	_ = loop.Wait()
+	b, _ := os.ReadFile(filepath.Join(ctrl, "cpu.stat"))
+	if !strings.Contains(string(b), "nr_throttled 0") {
+		t.Fatalf("positive control: natively the loop was throttled: %s", b)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{CPU: 0.1})
+	done := make(chan client.ExecResponse, 1)
+	go func() {
+		res, _ := e.Client.Exec(ctxT(t, time.Minute), id, client.ExecRequest{Cmd: []string{"timeout", "2", "/bin/sh", "-c", "while :; do :; done"}})
+		done <- res
+	}()
+	time.Sleep(500 * time.Millisecond)
+	e.stillServes() // while the loop runs
+	<-done
+	if e.cgroupSum("cpu", id, "cpu.stat", "nr_throttled") == 0 {
+		t.Fatal("the busy loop was never throttled by the sandbox's CPU quota")
+	}
+	e.stillServes(id)
+	e.execAudited(id, "while :; do :; done")
+}
+
+// openFDs counts this process's descriptors (the server runs in it).
+func openFDs(t testing.TB) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// Opening descriptors without end: the sandbox's RLIMIT_NOFILE stops it,
+// and the server's own descriptors are untouched.
+func TestResourceFileDescriptors(t *testing.T) {
+	if r := native(t, "fds", "5000"); !r.OK || r.Count != 5000 {
+		t.Fatalf("positive control: natively opening 5000 descriptors: %+v", r)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{})
+	e.installProbe(id)
+	before := openFDs(t)
+	r, res := e.probeIn(id, "", "fds", "10000000")
+	if r.OK || r.Errno != "EMFILE" {
+		t.Fatalf("ten million descriptors: want EMFILE at the limit, got %+v %+v", r, res.ExecResult)
+	}
+	t.Logf("the sandbox opened %d descriptors (%s) before EMFILE", r.Count, r.Detail)
+	if after := openFDs(t); after > before+16 {
+		t.Fatalf("the server's descriptors grew from %d to %d", before, after)
+	}
+	e.stillServes(id)
+	e.execAudited(id, "fds")
+}
+
+// An output flood on a buffered exec: the server keeps the first MiB,
+// counts the rest, and its memory does not follow the flood.
+func TestResourceOutputFlood(t *testing.T) {
+	const flood = 256 << 20
+	out, err := exec.Command("/bin/sh", "-c", fmt.Sprintf("head -c %d /dev/zero | wc -c", flood)).Output()
+	if err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(flood) {
+		t.Fatalf("positive control: natively the command writes %d bytes: %q %v", flood, out, err)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{})
+	heapBefore := heapInUse()
+	res := e.exec(id, client.ExecRequest{Cmd: []string{"head", "-c", strconv.Itoa(flood), "/dev/zero"}})
+	heapAfter := heapInUse()
+	if !res.StdoutTruncated || len(res.Stdout) > 1<<20 || res.StdoutBytes != flood {
+		t.Fatalf("flood: truncated=%v kept=%d counted=%d", res.StdoutTruncated, len(res.Stdout), res.StdoutBytes)
+	}
+	t.Logf("heap in use %d → %d MiB", heapBefore>>20, heapAfter>>20)
+	if heapAfter > heapBefore+64<<20 {
+		t.Fatalf("the server's heap grew with the flood: %d → %d MiB", heapBefore>>20, heapAfter>>20)
+	}
+	e.stillServes(id)
+	if rec := e.execAudited(id, "/dev/zero"); resultField(rec, "stdout_bytes") != float64(flood) {
+		t.Fatalf("the exec result does not count the flood: %s", rec.Result)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// A decompression bomb: a small tar.gz that expands to 256 MiB of zeros.
+func TestResourceDecompressionBomb(t *testing.T) {
+	const size = 256 << 20
+	var buf bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(&tar.Header{Name: "zeros", Mode: 0o644, Size: size, Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(tw, io.LimitReader(zeros{}, size)); err != nil {
+		t.Fatal(err)
+	}
+	tw.Close()
+	gz.Close()
+	bomb := buf.Bytes()
+	// Control: natively the archive expands to size from len(bomb) bytes.
+	zr, err := gzip.NewReader(bytes.NewReader(bomb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, zr)
+	if n < size {
+		t.Fatalf("positive control: the bomb expands to %d bytes only", n)
+	}
+	t.Logf("bomb: %d bytes expand to %d (ratio %d)", len(bomb), n, n/int64(len(bomb)))
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{DiskMB: 2048, MemoryMB: 1024})
+	_, err = e.Client.UploadArchive(ctxT(t, time.Minute), id, client.ExtractRequest{Path: "/workspace/bomb"}, bytes.NewReader(bomb), int64(len(bomb)))
+	ce := apiError(t, "decompression bomb", err, "too_large")
+	t.Logf("refused: %d %q", ce.Status, ce.Message)
+	if r := e.sh(id, "", "ls /workspace/bomb 2>&1; du -sm /workspace"); strings.Contains(r.Stdout, "zeros") {
+		t.Fatalf("the bomb's member was left behind: %s", r.Stdout)
+	}
+	e.stillServes(id)
+	e.httpAudited("POST /v1/sandboxes/{id}/files/archive", 413)
+}
+
+// A daemon that detaches (setsid, ignores SIGHUP and SIGTERM) outlives
+// every exec; at the sandbox's timeout the whole sandbox goes, daemon
+// included, and the expiry is recorded.
+func TestResourceDaemonAtTimeout(t *testing.T) {
+	// Control: natively such a daemon outlives its parent.
+	out, err := exec.Command("/bin/sh", "-c", "setsid sh -c 'trap \"\" HUP TERM; exec sleep 1000' >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	time.Sleep(100 * time.Millisecond)
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		t.Fatalf("positive control: the native daemon did not survive its parent (%q)", out)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{TimeoutS: 3})
+	e.sh(id, "", "(setsid sh -c 'trap \"\" HUP TERM; exec sleep 1000' >/dev/null 2>&1 &); true")
+	if r := e.sh(id, "", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"); !strings.Contains(r.Stdout, "sleep 1000") {
+		t.Fatalf("the daemon did not start: %+v", r)
+	}
+	gone := waitFor(30*time.Second, func() bool {
+		_, err := e.Client.Get(ctxT(t, time.Minute), id)
+		return client.IsNotFound(err)
+	})
+	if !gone {
+		t.Fatal("the sandbox outlived its timeout")
+	}
+	if !waitFor(10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join("/sys/fs/cgroup/pids", e.Prefix, id))
+		return errors.Is(err, os.ErrNotExist)
+	}) {
+		t.Fatalf("the expired sandbox's cgroup (and so its daemon) is still there: %d tasks", e.cgroupSum("pids", id, "pids.current", ""))
+	}
+	e.stillServes()
+	e.audited("the expiry", audit.Query{Sandbox: id, Action: "sandbox.expire"}, nil)
+}
+
+// A command that never ends: the exec's timeout kills it.
+func TestResourceExecTimeout(t *testing.T) {
+	p := exec.Command("sleep", "1000")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if syscall.Kill(p.Process.Pid, 0) != nil {
+		t.Fatal("positive control: natively the command ended on its own")
+	}
+	_ = p.Process.Kill()
+	_ = p.Wait()
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{})
+	res := e.exec(id, client.ExecRequest{Cmd: []string{"sleep", "1000"}, TimeoutMs: 1000})
+	if !res.TimedOut {
+		t.Fatalf("want timed_out, got %+v", res.ExecResult)
+	}
+	if r := e.sh(id, "", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"); strings.Contains(r.Stdout, "sleep 1000") {
+		t.Fatalf("the timed-out command is still running: %s", r.Stdout)
+	}
+	e.stillServes(id)
+	if rec := e.execAudited(id, "sleep"); resultField(rec, "timed_out") != true {
+		t.Fatalf("the exec result does not record the timeout: %s", rec.Result)
+	}
+}
