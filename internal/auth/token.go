@@ -105,6 +105,12 @@ func ParseToken(s string) (Parsed, error) {
 }
 
 func parseTokenBody(enc string) (Parsed, error) {
+	// Go's base64 decoder skips \r and \n: without this check one token
+	// would have many spellings (and a spelling is what people compare,
+	// log and revoke by).
+	if !allIn(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") {
+		return Parsed{}, errMalformed
+	}
 	raw, err := tokenB64.DecodeString(enc)
 	if err != nil || len(raw) < tokenFixed+2+macLen {
 		return Parsed{}, errMalformed

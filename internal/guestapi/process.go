@@ -261,6 +261,14 @@ func ParseSignal(s string) (int, error) {
 	if n, ok := signalNums[t]; ok {
 		return n, nil
 	}
+	// "SIG32": how an unnamed signal is written back (SignalName).
+	if t != "" && allDigits(t) {
+		n, _ := strconv.Atoi(t)
+		if n < 1 || n > sigRTMax {
+			return 0, errs.Invalid("signal number must be 1..%d", sigRTMax)
+		}
+		return n, nil
+	}
 	base, off := 0, ""
 	switch {
 	case strings.HasPrefix(t, "RTMIN"):

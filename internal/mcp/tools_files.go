@@ -374,6 +374,9 @@ func readLines(r io.Reader, start, end, limit int) (lines, error) {
 				line = append(trimPartialEnd(line), lineCutMarker...)
 				out.truncated = true
 			}
+			// Made valid before it is counted: a replacement character is
+			// three bytes where the invalid one was one.
+			line = []byte(validText(string(line)))
 			switch room := limit - content.Len(); {
 			case len(line) <= room:
 				content.Write(line)

@@ -93,7 +93,7 @@ func (m *Manager) fileAct(ctx context.Context, sc Scope, id, kind string, intent
 func (m *Manager) fileResult(ctx context.Context, sc Scope, id, kind string, start time.Time, data map[string]any, err error) {
 	ev := Event{Kind: kind, Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id, Duration: time.Since(start), Data: data}
 	if err != nil {
-		ev.Error = errs.Public(err)
+		ev.Error, ev.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
 	_ = m.event(context.WithoutCancel(ctx), ev)
 }

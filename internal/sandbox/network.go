@@ -63,7 +63,7 @@ func (m *Manager) SetNetwork(ctx context.Context, sc Scope, id string, n Network
 	res := Event{Kind: "sandbox.network", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
 		Duration: time.Since(start)}
 	if err != nil {
-		res.Error = errs.Public(err)
+		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
 		_ = m.event(ctx, res)
 		return Network{}, err
 	}

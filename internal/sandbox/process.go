@@ -67,7 +67,7 @@ func (m *Manager) act(ctx context.Context, sc Scope, id, kind string, intent map
 	data, err := fn()
 	ev := Event{Kind: kind, Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id, Duration: time.Since(start), Data: data}
 	if err != nil {
-		ev.Error = errs.Public(err)
+		ev.Error, ev.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
 	_ = m.event(context.WithoutCancel(ctx), ev)
 	return err
@@ -339,7 +339,7 @@ func (m *Manager) attach(ctx context.Context, sc Scope, id string, g *guestapi.C
 	// the caller keeps it; it is not tied to ctx beyond the dial.
 	ga, err := g.AttachProcess(context.WithoutCancel(ctx), info.ID, from)
 	if err != nil {
-		_ = m.event(ctx, Event{Kind: "process.attach", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id, Error: errs.Public(err)})
+		_ = m.event(ctx, Event{Kind: "process.attach", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id, Error: errs.Public(err), Code: string(errs.CodeOf(err))})
 		return nil, err
 	}
 	return &Attachment{m: m, sc: sc, sandbox: id, info: info, ref: info.ID, g: g, a: ga, hangup: hangup, start: time.Now()}, nil
