@@ -1,4 +1,4 @@
-package main
+package localtar
 
 import (
 	"archive/tar"
@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// FuzzExtractLocalTar: `paddock cp ID:/dir .` unpacks an archive made by a
+// FuzzExtract: `paddock cp ID:/dir .` unpacks an archive made by a
 // sandbox — untrusted — on the caller's machine. Whatever the archive
 // holds, nothing is created or changed outside the destination (a sibling
 // canary directory stays as it was), and nothing panics.
-func FuzzExtractLocalTar(f *testing.F) {
+func FuzzExtract(f *testing.F) {
 	mk := func(hdrs ...*tar.Header) []byte {
 		var buf bytes.Buffer
 		tw := tar.NewWriter(&buf)
@@ -51,7 +51,7 @@ func FuzzExtractLocalTar(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(canary, "keep"), []byte("keep"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_ = extractLocalTar(io.LimitReader(bytes.NewReader(archive), 1<<20), dst, io.Discard)
+		_ = Extract(io.LimitReader(bytes.NewReader(archive), 1<<20), dst, io.Discard)
 		ents, _ := os.ReadDir(base)
 		if len(ents) != 2 {
 			var names []string
