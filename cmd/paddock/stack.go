@@ -31,6 +31,7 @@ type stack struct {
 	layerKind string
 	mgr       *sandbox.Manager
 	authn     *auth.Service
+	sec       *secrets // serve_secrets.go
 	closers   []func()
 }
 
@@ -59,7 +60,7 @@ func openStack(ctx context.Context, log *slog.Logger, f *serveFlags, keyOut io.W
 	}
 	st.onClose(func() { _ = st.ob.Close() })
 
-	if st.db, err = store.Open(f.data, netMigrations(auth.Migrations)...); err != nil { // serve_network.go
+	if st.db, err = store.Open(f.data, secretMigrations(netMigrations(auth.Migrations))...); err != nil { // serve_network.go, serve_secrets.go
 		return st, err
 	}
 	st.onClose(func() { _ = st.db.Close() })
@@ -105,6 +106,11 @@ func openStack(ctx context.Context, log *slog.Logger, f *serveFlags, keyOut io.W
 
 	limits := sandbox.DefaultLimits(goruntime.NumCPU())
 	quotas := newQuotas(st.db, limits) // serve_auth.go
+	// serve_secrets.go: the secret store, egress CAs, secret injection
+	sec, err := openSecrets(st, f, netw, quotas, log)
+	if err != nil {
+		return st, err
+	}
 	maxUp, err := parseSizeMB(f.maxUpload)
 	if err != nil || maxUp < 1 {
 		return st, fmt.Errorf("--max-upload: invalid size %q", f.maxUpload)
@@ -114,8 +120,12 @@ func openStack(ctx context.Context, log *slog.Logger, f *serveFlags, keyOut io.W
 		MaxSandboxes: f.maxSandboxes,
 		PoolSize:     f.pool,
 		Files:        sandbox.FileLimits{MaxUploadBytes: maxUp << 20},
-	}, sandbox.Deps{Log: log, Store: st.db, Backend: rt, Templates: st.tpls, Admission: quotas, Observer: st.ob.Observer})
+	}, sandbox.Deps{Log: log, Store: st.db, Backend: rt, Templates: st.tpls, Admission: sec.admission(quotas), Observer: st.ob.Observer})
 	netw.bind(st.mgr, st.ob.metrics)
+	if err := sec.bind(st, st.mgr); err != nil {
+		return st, err
+	}
+	openBrowser(st, log) // serve_browser.go: the sandboxes' browsers
 	if err := st.mgr.Start(ctx); err != nil {
 		return st, err
 	}

@@ -470,7 +470,16 @@ func roundTrip(t *testing.T, cs *sdk.ClientSession) string {
 	if list.SessionSandbox != id || len(list.Sandboxes) != 1 || !list.Sandboxes[0].Session {
 		t.Fatalf("sandbox_list = %+v", list)
 	}
-	wantError(t, "port_url", call(t, cs, "port_url", map[string]any{"port": 8080}, nil), "does not expose sandbox ports")
+	// port_url: the exposed-port route's URL where the server serves it (a
+	// REST server lists it in its OpenAPI document), else an error.
+	var pu struct {
+		URL string `json:"url"`
+	}
+	if res := call(t, cs, "port_url", map[string]any{"port": 8080}, &pu); res.IsError {
+		wantError(t, "port_url", res, "does not expose sandbox ports")
+	} else if !strings.HasSuffix(pu.URL, "/v1/sandboxes/"+id+"/ports/8080/") {
+		t.Fatalf("port_url = %q", pu.URL)
+	}
 	return id
 }
 

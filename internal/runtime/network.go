@@ -8,6 +8,10 @@ type NetPolicy struct {
 	Mode      string   `json:"mode"`
 	Allow     []string `json:"allow,omitempty"`      // domain patterns (allowlist mode)
 	AllowCIDR []string `json:"allow_cidr,omitempty"` // IP destinations (allowlist mode)
+	// Intercept are the hosts whose HTTPS the egress proxy terminates to
+	// add secrets (the spec's inject rules); with any, the setup hook
+	// gives the sandbox the CA it then needs to trust.
+	Intercept []string `json:"intercept,omitempty"`
 }
 
 // Networked reports whether p gives the sandbox an interface at all.
@@ -19,6 +23,15 @@ type NetSetup struct {
 	Hosts      string            `json:"hosts,omitempty"` // lines added to /etc/hosts
 	Env        map[string]string `json:"env,omitempty"`   // sandbox-wide variables (proxy settings)
 	Files      map[string]string `json:"files,omitempty"` // further files, path → content (e.g. a CA bundle)
+}
+
+// NetEnvKeys are the sandbox-wide variables a network setup may set; a
+// change of network unsets those the new setup does not set. Setups with
+// other keys are refused (a network change must not clobber unrelated
+// variables it cannot restore).
+var NetEnvKeys = []string{
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
 }
 
 // LoopbackResolvConf is /etc/resolv.conf of a sandbox without network.

@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/secret"
 )
 
 // Spec is what a caller asks for. Zero fields take the server's defaults.
@@ -24,6 +25,7 @@ type Spec struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	Env      map[string]string `json:"env,omitempty"`
 	Network  *Network          `json:"network,omitempty"`
+	Browser  bool              `json:"browser,omitempty"` // start a browser at create; larger default limits (browser.go)
 }
 
 // Network is the egress policy of a sandbox (docs/network.md).
@@ -35,6 +37,9 @@ type Network struct {
 	// AllowCIDR are IP destinations allowlist mode may reach as such (IP
 	// literals); the always-refused ranges stay refused.
 	AllowCIDR []string `json:"allow_cidr,omitempty"`
+	// Inject adds the tenant's secrets to requests for named hosts, as
+	// the egress proxy forwards them (inject.go; docs/network.md).
+	Inject []secret.Rule `json:"inject,omitempty"`
 }
 
 // Network modes.
@@ -64,6 +69,9 @@ func NormalizeNetwork(n *Network) (*Network, error) {
 			out.AllowCIDR = nil
 		}
 	}
+	if out.Inject, err = normalizeInject(p, n.Inject); err != nil { // inject.go
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -72,7 +80,7 @@ func runtimeNetwork(n *Network) *runtime.NetPolicy {
 	if n == nil || n.Mode == NetNone || n.Mode == "" {
 		return nil
 	}
-	return &runtime.NetPolicy{Mode: n.Mode, Allow: n.Allow, AllowCIDR: n.AllowCIDR}
+	return &runtime.NetPolicy{Mode: n.Mode, Allow: n.Allow, AllowCIDR: n.AllowCIDR, Intercept: injectHosts(n.Inject)}
 }
 
 // Limits bound what a spec may ask for and give the defaults.
@@ -112,6 +120,7 @@ const (
 // Normalize fills defaults and validates s against l, returning a clear
 // invalid_argument error naming the first offending field.
 func (l Limits) Normalize(s Spec) (Spec, error) {
+	s = l.browserSpec(s)
 	d := l.Default
 	if s.Template == "" {
 		s.Template = d.Template

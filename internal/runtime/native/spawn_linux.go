@@ -208,6 +208,12 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 		return fmt.Errorf("network: %w", err)
 	}
 	msg, _ := json.Marshal(gc)
+	if len(msg) > 128<<10 {
+		// A SEQPACKET message goes whole or not at all (EMSGSIZE past the
+		// send buffer): a config carrying a CA bundle (~220 KiB) needs a
+		// bigger one. The guest reads up to maxConfig.
+		_ = unix.SetsockoptInt(int(hostEnd.Fd()), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, len(msg)+64<<10)
+	}
 	if err := unix.Sendmsg(int(hostEnd.Fd()), msg, unix.UnixRights(dirFDs...), nil, 0); err != nil {
 		return fmt.Errorf("send config: %w", err)
 	}

@@ -1,0 +1,49 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/paddockhq/paddock/internal/secret"
+)
+
+// Types of secrets, shared with the server.
+type (
+	SecretInfo = secret.Info
+	InjectRule = secret.Rule
+)
+
+func secretPath(name, tenant string) string {
+	p := "/v1/secrets"
+	if name != "" {
+		p += "/" + url.PathEscape(name)
+	}
+	if tenant != "" {
+		p += "?tenant=" + url.QueryEscape(tenant)
+	}
+	return p
+}
+
+// SetSecret creates or replaces a secret of the key's tenant (another
+// tenant's with an admin key and tenant set). The value is sent once and
+// never answered.
+func (c *Client) SetSecret(ctx context.Context, tenant, name, value string) (SecretInfo, error) {
+	var in SecretInfo
+	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), map[string]string{"value": value}, &in)
+	return in, err
+}
+
+// ListSecrets lists secrets: names and times, never values.
+func (c *Client) ListSecrets(ctx context.Context, tenant string) ([]SecretInfo, error) {
+	var out struct {
+		Secrets []SecretInfo `json:"secrets"`
+	}
+	err := c.call(ctx, http.MethodGet, secretPath("", tenant), nil, &out)
+	return out.Secrets, err
+}
+
+// DeleteSecret removes a secret.
+func (c *Client) DeleteSecret(ctx context.Context, tenant, name string) error {
+	return c.call(ctx, http.MethodDelete, secretPath(name, tenant), nil, nil)
+}

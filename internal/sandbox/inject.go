@@ -1,0 +1,72 @@
+package sandbox
+
+import (
+	"github.com/paddockhq/paddock/internal/egress/policy"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/secret"
+)
+
+// Secret injection (docs/network.md, "Secrets"): a spec's network.inject
+// rules name hosts whose requests the egress proxy gives the tenant's
+// secrets. Here: their validation against the policy, and the lookup the
+// proxy's interceptor makes for each connection.
+
+// normalizeInject validates a spec's inject rules against its compiled
+// policy: a rule's host must be one the sandbox may reach by name. That
+// the secrets exist, and that the tenant may use secrets, is checked by
+// the Admission (package secret/inject), which has the secret store.
+func normalizeInject(p *policy.Policy, rules []secret.Rule) ([]secret.Rule, error) {
+	out, err := secret.NormalizeRules(rules)
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	if p.Mode == NetNone {
+		return nil, errs.Invalid("network.inject needs network mode allowlist or open")
+	}
+	for i, r := range out {
+		if name, port := r.Target(); !allowed(p, name, port) {
+			return nil, errs.Invalid("network.inject[%d].host %q is not allowed by the policy: add it to network.allow", i, r.Host)
+		}
+	}
+	return out, nil
+}
+
+func allowed(p *policy.Policy, name string, port int) bool {
+	_, ok := p.AllowName(name, port)
+	return ok
+}
+
+// injectHosts are the hosts of rules ("name" or "name:port"), without
+// repeats, for the backend (runtime.NetPolicy.Intercept): a sandbox with
+// any gets an egress CA.
+func injectHosts(rules []secret.Rule) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if !seen[r.Host] {
+			seen[r.Host] = true
+			out = append(out, r.Host)
+		}
+	}
+	return out
+}
+
+// InjectRules returns the tenant and the inject rules of a running
+// sandbox, for the egress interceptor. It is the server's own lookup, not
+// a caller's (no Scope): ok is false for an unknown sandbox or a warm-pool
+// member nobody owns yet. A policy change is seen once it has returned.
+func (m *Manager) InjectRules(id string) (tenant string, rules []secret.Rule, ok bool) {
+	b := m.lookup(id)
+	if b == nil {
+		return "", nil, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gone || b.sb.Tenant == "" || b.sb.State != StateRunning {
+		return "", nil, false
+	}
+	if n := b.sb.Spec.Network; n != nil {
+		rules = n.Inject
+	}
+	return b.sb.Tenant, rules, true
+}

@@ -1,0 +1,290 @@
+package secret
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Migrations create the secrets table; the composition root passes them
+// to store.Open.
+var Migrations = []store.Migration{{Name: "secrets-1", SQL: `CREATE TABLE secrets (
+		tenant     TEXT NOT NULL,
+		name       TEXT NOT NULL,
+		value      BLOB NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (tenant, name)
+	)`}}
+
+// Limits.
+const (
+	MaxNameLen       = 128
+	MaxValueBytes    = 8 << 10
+	MaxPerTenant     = 1000
+	maxTenantNameLen = 256
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// ValidName reports whether s can name a secret: a letter or underscore,
+// then letters, digits, '_', '.', '-'; at most 128.
+func ValidName(s string) bool { return len(s) <= MaxNameLen && nameRE.MatchString(s) }
+
+// Info is what anyone may know of a secret: never its value.
+type Info struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Admitter decides whether a tenant may use secrets at all
+// (tenant.Admission.AdmitSecrets has this shape).
+type Admitter func(ctx context.Context, tenant string, names []string) error
+
+// Store keeps secrets in the database, encrypted.
+type Store struct {
+	db    *sql.DB
+	key   *Key
+	admit Admitter
+	now   func() time.Time
+}
+
+// Options configure a Store.
+type Options struct {
+	DB  *sql.DB // holds the secrets table (Migrations)
+	Key *Key
+	// Admit, if set, is asked before a secret is stored (a tenant denied
+	// secrets cannot store them).
+	Admit Admitter
+}
+
+// NewStore returns a store.
+func NewStore(o Options) (*Store, error) {
+	if o.DB == nil || o.Key == nil {
+		return nil, errors.New("secret store: a database and a key are required")
+	}
+	return &Store{db: o.DB, key: o.Key, admit: o.Admit, now: time.Now}, nil
+}
+
+// Key is the store's encryption key (the egress CAs' private keys are
+// sealed with it too).
+func (s *Store) Key() *Key { return s.key }
+
+// aad binds a ciphertext to its row: a value copied to another tenant's
+// or name's row does not decrypt there.
+func aad(tenant, name string) []byte {
+	return []byte("paddock secret v1\x00" + tenant + "\x00" + name)
+}
+
+func checkTenant(tenant string) error {
+	if tenant == "" || len(tenant) > maxTenantNameLen {
+		return errs.Invalid("invalid tenant")
+	}
+	return nil
+}
+
+func checkName(name string) error {
+	if !ValidName(name) {
+		return errs.Invalid("secret name %q is invalid (a letter or '_', then letters, digits, '_', '.', '-'; at most %d)", clip(name), MaxNameLen)
+	}
+	return nil
+}
+
+// CheckValue reports whether v can be stored: secrets are sent as (part
+// of) HTTP header values, so control characters other than tab are
+// refused here rather than when a request is already on its way.
+func CheckValue(v []byte) error {
+	switch {
+	case len(v) == 0:
+		return errs.Invalid("a secret value cannot be empty")
+	case len(v) > MaxValueBytes:
+		return errs.Invalid("a secret value is at most %d bytes", MaxValueBytes)
+	case !httpguts.ValidHeaderFieldValue(string(v)):
+		return errs.Invalid("a secret value cannot hold control characters (newlines, NUL...): it is sent in HTTP headers")
+	}
+	return nil
+}
+
+// Set stores (or replaces) tenant's secret name. It reports whether the
+// secret is new.
+func (s *Store) Set(ctx context.Context, tenant, name string, value []byte) (Info, bool, error) {
+	if err := checkTenant(tenant); err != nil {
+		return Info{}, false, err
+	}
+	if err := checkName(name); err != nil {
+		return Info{}, false, err
+	}
+	if err := CheckValue(value); err != nil {
+		return Info{}, false, err
+	}
+	if s.admit != nil {
+		if err := s.admit(ctx, tenant, []string{name}); err != nil {
+			return Info{}, false, err
+		}
+	}
+	sealed := s.key.Seal(aad(tenant, name), value)
+	now := s.now().UTC()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Info{}, false, storeErr(err)
+	}
+	defer tx.Rollback()
+	var created int64
+	err = tx.QueryRowContext(ctx, `SELECT created_at FROM secrets WHERE tenant=? AND name=?`, tenant, name).Scan(&created)
+	isNew := errors.Is(err, sql.ErrNoRows)
+	if err != nil && !isNew {
+		return Info{}, false, storeErr(err)
+	}
+	if isNew {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM secrets WHERE tenant=?`, tenant).Scan(&n); err != nil {
+			return Info{}, false, storeErr(err)
+		}
+		if n >= MaxPerTenant {
+			return Info{}, false, errs.New(errs.CodeLimit, "a tenant has at most %d secrets", MaxPerTenant)
+		}
+		created = now.UnixNano()
+		_, err = tx.ExecContext(ctx, `INSERT INTO secrets (tenant, name, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			tenant, name, sealed, created, now.UnixNano())
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE secrets SET value=?, updated_at=? WHERE tenant=? AND name=?`,
+			sealed, now.UnixNano(), tenant, name)
+	}
+	if err != nil {
+		return Info{}, false, storeErr(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Info{}, false, storeErr(err)
+	}
+	return Info{Name: name, CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: now}, isNew, nil
+}
+
+// Get returns the value of tenant's secret name: for the egress
+// interceptor only, never for an API answer.
+func (s *Store) Get(ctx context.Context, tenant, name string) ([]byte, error) {
+	var sealed []byte
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM secrets WHERE tenant=? AND name=?`, tenant, name).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errs.NotFound("secret %q does not exist", clip(name))
+	}
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	v, err := s.key.Open(aad(tenant, name), sealed)
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeInternal, fmt.Errorf("secret %s/%s: %w", tenant, name, err), "secret %q cannot be decrypted", clip(name))
+	}
+	return v, nil
+}
+
+// Info returns what may be shown of tenant's secret name.
+func (s *Store) Info(ctx context.Context, tenant, name string) (Info, error) {
+	if err := checkName(name); err != nil {
+		return Info{}, err
+	}
+	var c, u int64
+	err := s.db.QueryRowContext(ctx, `SELECT created_at, updated_at FROM secrets WHERE tenant=? AND name=?`, tenant, name).Scan(&c, &u)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Info{}, errs.NotFound("secret %q does not exist", clip(name))
+	}
+	if err != nil {
+		return Info{}, storeErr(err)
+	}
+	return Info{Name: name, CreatedAt: time.Unix(0, c).UTC(), UpdatedAt: time.Unix(0, u).UTC()}, nil
+}
+
+// List returns tenant's secrets by name.
+func (s *Store) List(ctx context.Context, tenant string) ([]Info, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, created_at, updated_at FROM secrets WHERE tenant=? ORDER BY name`, tenant)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	defer rows.Close()
+	out := []Info{}
+	for rows.Next() {
+		var in Info
+		var c, u int64
+		if err := rows.Scan(&in.Name, &c, &u); err != nil {
+			return nil, storeErr(err)
+		}
+		in.CreatedAt, in.UpdatedAt = time.Unix(0, c).UTC(), time.Unix(0, u).UTC()
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeErr(err)
+	}
+	return out, nil
+}
+
+// Delete removes tenant's secret name. Sandboxes whose rules name it
+// have their requests to those hosts refused from then on.
+func (s *Store) Delete(ctx context.Context, tenant, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE tenant=? AND name=?`, tenant, name)
+	if err != nil {
+		return storeErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errs.NotFound("secret %q does not exist", clip(name))
+	}
+	return nil
+}
+
+// Missing returns those of names tenant has no secret for.
+func (s *Store) Missing(ctx context.Context, tenant string, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(names)+1)
+	args = append(args, tenant)
+	for _, n := range names {
+		args = append(args, n)
+	}
+	q := `SELECT name FROM secrets WHERE tenant=? AND name IN (?` + strings.Repeat(",?", len(names)-1) + `)`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, storeErr(err)
+		}
+		have[n] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeErr(err)
+	}
+	var out []string
+	for _, n := range names {
+		if !have[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func storeErr(err error) error {
+	return errs.Wrap(errs.CodeUnavailable, err, "the secret store cannot be read or written")
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
