@@ -22,12 +22,14 @@ declare -A pkgs=(
   [nft]=nftables           # inspecting rules in tests
   [bwrap]=bubblewrap       # benchmark peer
   [runc]=runc              # benchmark peer
+  [chromium]=chromium      # the sandbox browser (docs/browser.md)
 )
 missing=()
 for cmd in "${!pkgs[@]}"; do
   command -v "$cmd" >/dev/null || missing+=("${pkgs[$cmd]}")
 done
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+[ -e /usr/share/fonts/truetype/liberation ] || missing+=(fonts-liberation) # pages render with real fonts
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${missing[*]}; run as root to install them" >&2

@@ -14,6 +14,7 @@ type specFlags struct {
 	template, memory, disk, timeout, net string
 	cpu                                  float64
 	pids                                 int64
+	browser                              bool
 	allow, labels, env                   []string
 }
 
@@ -28,10 +29,11 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allow, "allow", nil, "domain the sandbox may reach (allowlist mode; repeatable)")
 	fs.StringArrayVar(&f.labels, "label", nil, "label KEY=VALUE (repeatable)")
 	fs.StringArrayVar(&f.env, "env", nil, "environment variable KEY=VALUE for every command (repeatable)")
+	fs.BoolVar(&f.browser, "browser", false, "start a headless browser in the sandbox (larger default limits; see paddock browser)")
 }
 
 func (f *specFlags) spec() (client.Spec, error) {
-	s := client.Spec{Template: f.template, CPU: f.cpu, Pids: f.pids}
+	s := client.Spec{Template: f.template, CPU: f.cpu, Pids: f.pids, Browser: f.browser}
 	var err error
 	if f.memory != "" {
 		if s.MemoryMB, err = parseSizeMB(f.memory); err != nil {

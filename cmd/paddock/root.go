@@ -54,6 +54,8 @@ with the key in $PADDOCK_API_KEY.`,
 	root.AddCommand(newNetworkCmd(e))
 	root.AddCommand(newMCPCmd(e))
 	root.AddCommand(newBenchCmd(e))
+	root.AddCommand(newSecretCmd(e))
+	root.AddCommand(newBrowserCmd(e))
 	return root
 }
 

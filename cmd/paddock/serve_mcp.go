@@ -24,6 +24,7 @@ func mcpMounts(ctx context.Context, f *serveFlags, st *stack, log *slog.Logger) 
 	b := mcp.NewManagerBackend(st.mgr, mcp.ManagerOptions{PortsSupported: apiHasPorts})
 	o := mcp.Options{Log: log, Version: version, AllowedOrigins: f.http.allowedOrigins,
 		HostChecked: true} // the hardening middleware checks Host
+	o.Groups = browserTools(st.mgr) // serve_browser.go
 	if st.ob != nil && st.ob.Auditor != nil {
 		o.Auditor = st.ob.Auditor // every request recorded, as for REST
 	}

@@ -146,6 +146,7 @@ func (a *Agent) routes() http.Handler {
 	a.fileRoutes(mux)
 	a.processRoutes(mux)
 	a.networkRoutes(mux)
+	a.browserRoutes(mux)
 	return mux
 }
 

@@ -120,6 +120,8 @@ type Manager struct {
 
 	netLocks keyedLocks // network changes, one sandbox at a time (network.go)
 
+	browser browserSlot // the browser service, if registered (browser.go)
+
 	mu     sync.Mutex
 	boxes  map[string]*box
 	closed bool
@@ -269,6 +271,7 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 	if sc.Sandbox != "" {
 		return Sandbox{}, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
 	}
+	spec = m.cfg.Limits.browserSpec(spec) // before admission: quotas judge a browser's limits (browser.go)
 	done, err := m.admit(ctx, sc, "create", &spec)
 	defer done() // after create registered the sandbox (or failed)
 	if err != nil {
@@ -297,6 +300,7 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
 	_ = m.event(ctx, res)
+	m.browserCreated(sc, sb, err) // browser.go
 	return sb, err
 }
 

@@ -1,0 +1,291 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/coder/websocket"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/browser"
+	"github.com/paddockhq/paddock/internal/browser/wire"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/sandbox"
+)
+
+// The sandbox's browser (docs/browser.md): thin handlers over the browser
+// service the composition root registered with the manager. Actions that
+// change the page need exec (they run code in it and reach the network);
+// reading it needs read. The DevTools routes start the browser and hand
+// out full control of it: exec.
+func (s *Server) browserRoutes() {
+	const b = "/v1/sandboxes/{id}/browser"
+	s.authed("GET "+b, auth.ScopeRead, s.browserStatus)
+	s.authed("POST "+b+"/start", auth.ScopeExec, s.browserStart)
+	s.authed("POST "+b+"/stop", auth.ScopeExec, s.browserStop)
+	s.authed("POST "+b+"/navigate", auth.ScopeExec, browserJSON(s, (*browser.Service).Navigate))
+	s.authed("POST "+b+"/click", auth.ScopeExec, browserJSON(s, (*browser.Service).Click))
+	s.authed("POST "+b+"/type", auth.ScopeExec, browserJSON(s, (*browser.Service).Type))
+	s.authed("POST "+b+"/press", auth.ScopeExec, browserJSON(s, (*browser.Service).Press))
+	s.authed("POST "+b+"/scroll", auth.ScopeExec, browserJSON(s, (*browser.Service).Scroll))
+	s.authed("POST "+b+"/eval", auth.ScopeExec, browserJSON(s, (*browser.Service).Eval))
+	s.authed("GET "+b+"/text", auth.ScopeRead, s.browserText)
+	s.authed("GET "+b+"/snapshot", auth.ScopeRead, s.browserSnapshot)
+	s.authed("GET "+b+"/screenshot", auth.ScopeRead, s.browserScreenshot)
+	s.authed("GET "+b+"/tabs", auth.ScopeRead, s.browserTabs)
+	s.authed("POST "+b+"/tabs", auth.ScopeExec, s.browserOpenTab)
+	s.authed("POST "+b+"/tabs/{tab}/activate", auth.ScopeExec, s.browserSwitchTab)
+	s.authed("DELETE "+b+"/tabs/{tab}", auth.ScopeExec, s.browserCloseTab)
+	s.authed("GET "+b+"/downloads", auth.ScopeRead, s.browserDownloads)
+	// Chromium's discovery documents; Playwright asks for json/version/.
+	for _, doc := range []string{"version", "list"} {
+		s.authed("GET "+b+"/json/"+doc, auth.ScopeExec, s.browserJSONDoc(doc))
+		s.authed("GET "+b+"/json/"+doc+"/", auth.ScopeExec, s.browserJSONDoc(doc))
+	}
+	s.authedWS("GET "+b+"/cdp", auth.ScopeExec, s.browserCDP)
+	s.authedWS("GET "+b+"/cdp/page/{target}", auth.ScopeExec, s.browserCDP)
+	s.authedWS("GET "+b+"/view", auth.ScopeRead, s.browserView)
+	s.authedWS("GET "+b+"/view/ws", auth.ScopeRead, s.browserViewWS)
+}
+
+// browserService is the registered service, or an unsupported error. It
+// looks the sandbox up first, so that a server without browsers answers
+// another tenant's sandbox as it answers a missing one (404).
+func (s *Server) browserService(r *http.Request, p auth.Principal) (*browser.Service, error) {
+	if _, err := s.m.Get(r.Context(), scopeOf(p), r.PathValue("id")); err != nil {
+		return nil, err
+	}
+	if svc, ok := s.m.BrowserService().(*browser.Service); ok && svc != nil {
+		return svc, nil
+	}
+	return nil, errs.New(errs.CodeUnsupported, "this server runs no browsers")
+}
+
+// browserJSON adapts an action taking a JSON body.
+func browserJSON[Req, Resp any](s *Server, fn func(*browser.Service, context.Context, sandbox.Scope, string, Req) (Resp, error)) func(http.ResponseWriter, *http.Request, auth.Principal) {
+	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+		svc, err := s.browserService(r, p)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		var req Req
+		if err := decode(r, &req); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out, err := fn(svc, r.Context(), scopeOf(p), r.PathValue("id"), req)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+func (s *Server) browserCall(w http.ResponseWriter, r *http.Request, p auth.Principal, fn func(*browser.Service) (any, error)) {
+	svc, err := s.browserService(r, p)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := fn(svc)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) browserStatus(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Status(r.Context(), scopeOf(p), r.PathValue("id")) })
+}
+
+func (s *Server) browserStart(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Start(r.Context(), scopeOf(p), r.PathValue("id")) })
+}
+
+func (s *Server) browserStop(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Stop(r.Context(), scopeOf(p), r.PathValue("id")) })
+}
+
+// queryInt reads an optional non-negative integer parameter.
+func queryInt(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errs.Invalid("%s must be a non-negative number", name)
+	}
+	return n, nil
+}
+
+func queryBool(r *http.Request, name string) bool {
+	v := strings.ToLower(r.URL.Query().Get(name))
+	return v == "1" || v == "true" || v == "yes"
+}
+
+func (s *Server) browserText(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
+		max, err := queryInt(r, "max_bytes")
+		if err != nil {
+			return nil, err
+		}
+		q := r.URL.Query()
+		return b.Text(r.Context(), scopeOf(p), r.PathValue("id"), wire.TextRequest{Format: q.Get("format"), MaxBytes: max, Tab: q.Get("tab")})
+	})
+}
+
+func (s *Server) browserSnapshot(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
+		max, err := queryInt(r, "max_bytes")
+		if err != nil {
+			return nil, err
+		}
+		return b.Snapshot(r.Context(), scopeOf(p), r.PathValue("id"), wire.SnapshotRequest{MaxBytes: max, Tab: r.URL.Query().Get("tab")})
+	})
+}
+
+// browserScreenshot answers with the PNG itself; its size and tab are in
+// headers.
+func (s *Server) browserScreenshot(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	svc, err := s.browserService(r, p)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	shot, err := svc.Screenshot(r.Context(), scopeOf(p), r.PathValue("id"),
+		wire.ScreenshotRequest{FullPage: queryBool(r, "full_page"), Tab: r.URL.Query().Get("tab")})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "image/png")
+	h.Set("Content-Length", strconv.Itoa(len(shot.PNG)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Paddock-Width", strconv.Itoa(shot.Width))
+	h.Set("X-Paddock-Height", strconv.Itoa(shot.Height))
+	h.Set("X-Paddock-Tab", shot.Tab)
+	h.Set("X-Paddock-Url", url.QueryEscape(shot.URL)) // the page's URL: anything, so escaped
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(shot.PNG)
+}
+
+func (s *Server) browserTabs(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Tabs(r.Context(), scopeOf(p), r.PathValue("id")) })
+}
+
+func (s *Server) browserOpenTab(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	svc, err := s.browserService(r, p)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var req wire.OpenTabRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	tab, err := svc.OpenTab(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, tab)
+}
+
+func (s *Server) browserSwitchTab(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
+		return b.SwitchTab(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("tab"))
+	})
+}
+
+func (s *Server) browserCloseTab(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
+		return b.CloseTab(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("tab"))
+	})
+}
+
+func (s *Server) browserDownloads(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Downloads(r.Context(), scopeOf(p), r.PathValue("id")) })
+}
+
+// browserWSBase is where the client reaches this sandbox's browser routes,
+// as a WebSocket URL (for the DevTools documents).
+func browserWSBase(r *http.Request, id string) string {
+	scheme := "ws"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "wss"
+	}
+	return scheme + "://" + r.Host + "/v1/sandboxes/" + url.PathEscape(id) + "/browser"
+}
+
+func (s *Server) browserJSONDoc(doc string) func(http.ResponseWriter, *http.Request, auth.Principal) {
+	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+		svc, err := s.browserService(r, p)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		id := r.PathValue("id")
+		body, err := svc.DevToolsJSON(r.Context(), scopeOf(p), id, doc, browserWSBase(r, id))
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(body)
+	}
+}
+
+func (s *Server) browserCDP(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	svc, err := s.browserService(r, p)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	page := ""
+	if t := r.PathValue("target"); t != "" {
+		page = "page/" + t
+	}
+	if err := svc.ServeCDP(w, r, scopeOf(p), r.PathValue("id"), page); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func (s *Server) browserView(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	svc, err := s.browserService(r, p)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := svc.ServeViewPage(w, r, scopeOf(p), r.PathValue("id")); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func (s *Server) browserViewWS(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	svc, err := s.browserService(r, p)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sc, id := scopeOf(p), r.PathValue("id")
+	c, err := accept(w, r)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	if err := svc.View(r.Context(), sc, id, c); err != nil {
+		_ = c.Close(websocket.StatusInternalError, clipReason(errs.Public(err)))
+		return
+	}
+	_ = c.Close(websocket.StatusNormalClosure, "")
+}

@@ -1,0 +1,26 @@
+// Package browser runs a headless Chromium inside each sandbox that wants
+// one and drives it for agents and for the people watching them
+// (docs/browser.md).
+//
+// The browser is a workload like any other: the guest agent starts
+// Debian's chromium on its hardened spawner, inside the sandbox's
+// namespaces, cgroups, seccomp filter and Landlock rules, so its traffic
+// obeys the sandbox's egress policy, its memory counts against the
+// sandbox's limit and its profile and downloads are the sandbox's files.
+// A crash restarts it; it dies with the sandbox.
+//
+// The server reaches the browser's DevTools (on the sandbox's loopback)
+// through connections the guest relays. Over them:
+//
+//   - Service: the high-level actions (navigate, click, type, press,
+//     scroll, text and Markdown, an accessibility snapshot with element
+//     references, JavaScript, screenshots, tabs), with chromedp as the
+//     client, behind the REST API, the CLI and the MCP tools (MCPTools);
+//   - ServeCDP and ServeJSON: the DevTools protocol itself, authenticated,
+//     for Playwright's connectOverCDP and Puppeteer's connect;
+//   - ServeView: a page that shows the browser's screen as it changes.
+//
+// Everything that comes out of the sandbox — DevTools messages, page
+// text, the accessibility tree — is untrusted input here: it is bounded
+// in size and never interpreted beyond decoding.
+package browser
