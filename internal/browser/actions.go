@@ -941,11 +941,17 @@ func (a *act) actionable(sel selector, n need) (point, runtime.RemoteObjectID, e
 	for {
 		obj, why, err := a.find(sel)
 		if err != nil {
+			if a.ctx.Err() != nil { // the wait's bound fell during a lookup: still "nothing matched in time"
+				return point{}, "", a.waitError(sel, last)
+			}
 			return point{}, "", err
 		}
 		if obj != "" {
 			var pt point
 			if err := callOn(a.ctx, a.t, obj, jsPoint, &pt); err != nil {
+				if a.ctx.Err() != nil {
+					return point{}, "", a.waitError(sel, last)
+				}
 				return point{}, "", err
 			}
 			switch {
