@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -80,6 +81,9 @@ func (p *pool) loop() {
 			return
 		case <-p.kick:
 		}
+		if !p.settle() {
+			return
+		}
 		for p.size() < p.target {
 			select {
 			case <-p.m.stop:
@@ -106,6 +110,30 @@ func (p *pool) loop() {
 	}
 }
 
+// refillSettle is how long a refill waits after the last claim. Starting
+// a sandbox takes both cores for a few ms; the agent that just claimed one
+// runs its first commands right away, and a refill started at once would
+// double their latency (measured: exec 1.7 → 5.6 ms right after a claim).
+const refillSettle = 30 * time.Millisecond
+
+// settle waits until no claim has come for refillSettle (at most 10 of
+// them), or reports false when the manager stops.
+func (p *pool) settle() bool {
+	t := time.NewTimer(refillSettle)
+	defer t.Stop()
+	for range 10 {
+		select {
+		case <-p.m.stop:
+			return false
+		case <-p.kick:
+			t.Reset(refillSettle)
+		case <-t.C:
+			return true
+		}
+	}
+	return true
+}
+
 func (p *pool) add() error {
 	d, err := p.m.cfg.Limits.Normalize(Spec{})
 	if err != nil {
@@ -127,6 +155,7 @@ func (p *pool) add() error {
 		return err
 	}
 	b.inst = inst
+	warmUp(ctx, inst)
 	if err := p.m.persist(ctx, b, true); err != nil {
 		_ = p.m.rt.Destroy(ctx, inst)
 		_ = p.m.db.DeleteSandbox(ctx, b.sb.ID)
@@ -137,6 +166,21 @@ func (p *pool) add() error {
 	p.mu.Unlock()
 	return nil
 }
+
+// warmUp runs one command in a new pool member, so that its claimer's
+// first exec finds the guest's connection, spawner and exec sub-group
+// ready (measured: the first exec of a sandbox cost ~1.8 ms more than the
+// next). Best effort: a failure leaves a member that is merely cold.
+func warmUp(ctx context.Context, inst runtime.Instance) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, _ = inst.Guest().Exec(ctx, guestapi.ExecRequest{Argv: []string{"/bin/true"}, TimeoutMs: 5000, MaxOutput: 1 << 10}, nil, discard{})
+}
+
+type discard struct{}
+
+func (discard) Stdout([]byte) error { return nil }
+func (discard) Stderr([]byte) error { return nil }
 
 // drain destroys the pool's members.
 func (p *pool) drain(ctx context.Context) {
