@@ -4,12 +4,11 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/paddockhq/paddock/internal/keyfile"
 )
 
 // KeyFile is the encryption key's file in the data directory. Losing it
@@ -44,48 +43,13 @@ func NewKey(raw []byte) (*Key, error) {
 // mode 0600) on first use. A key file that group or others can read is
 // refused: whoever reads it can decrypt every secret.
 func LoadKey(dataDir string) (*Key, error) {
-	path := filepath.Join(dataDir, KeyFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return newKeyFile(path)
-	}
+	raw, err := keyfile.Load(filepath.Join(dataDir, KeyFile), "secret key",
+		"it cannot be regenerated: the secrets encrypted with it would be lost")
 	if err != nil {
-		return nil, fmt.Errorf("secret key: %w", err)
+		return nil, err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("secret key: %w", err)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("secret key %s is readable by others (mode %#o): chmod 600 it", path, st.Mode().Perm())
-	}
-	raw, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(raw) != 32 {
-		return nil, fmt.Errorf("secret key %s is not 32 hex-encoded bytes (it cannot be regenerated: the secrets encrypted with it would be lost)", path)
-	}
-	return NewKey(raw)
-}
-
-func newKeyFile(path string) (*Key, error) {
-	raw := make([]byte, 32)
-	_, _ = rand.Read(raw)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) { // another process made it first
-		return LoadKey(filepath.Dir(path))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("secret key: %w", err)
-	}
-	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(path)
-		return nil, fmt.Errorf("secret key: %w", werr)
+	if len(raw) != keyfile.Size {
+		return nil, fmt.Errorf("secret key %s is not %d hex-encoded bytes (it cannot be regenerated: the secrets encrypted with it would be lost)", filepath.Join(dataDir, KeyFile), keyfile.Size)
 	}
 	return NewKey(raw)
 }
