@@ -117,11 +117,9 @@ const (
 	maxEnvValue   = 32 << 10
 )
 
-// Normalize fills defaults and validates s against l, returning a clear
-// invalid_argument error naming the first offending field.
-func (l Limits) Normalize(s Spec) (Spec, error) {
-	s = l.browserSpec(s)
-	d := l.Default
+// FillDefaults sets the template, limits and timeout s leaves unset to
+// d's.
+func (s *Spec) FillDefaults(d Spec) {
 	if s.Template == "" {
 		s.Template = d.Template
 	}
@@ -140,6 +138,13 @@ func (l Limits) Normalize(s Spec) (Spec, error) {
 	if s.TimeoutS == 0 {
 		s.TimeoutS = d.TimeoutS
 	}
+}
+
+// Normalize fills defaults and validates s against l, returning a clear
+// invalid_argument error naming the first offending field.
+func (l Limits) Normalize(s Spec) (Spec, error) {
+	s = l.browserSpec(s)
+	s.FillDefaults(l.Default)
 	switch {
 	case s.CPU < 0.05 || s.CPU > l.MaxCPU:
 		return s, errs.Invalid("cpu must be between 0.05 and %g cores", l.MaxCPU)

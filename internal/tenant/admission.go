@@ -126,24 +126,8 @@ func (a *Admission) AdmitExposedPorts(ctx context.Context, tenant string, ports 
 }
 
 func applyDefaults(s *sandbox.Spec, d Defaults) {
-	if s.Template == "" {
-		s.Template = d.Template
-	}
-	if s.CPU == 0 {
-		s.CPU = d.CPU
-	}
-	if s.MemoryMB == 0 {
-		s.MemoryMB = d.MemoryMB
-	}
-	if s.DiskMB == 0 {
-		s.DiskMB = d.DiskMB
-	}
-	if s.Pids == 0 {
-		s.Pids = d.Pids
-	}
-	if s.TimeoutS == 0 {
-		s.TimeoutS = d.TimeoutS
-	}
+	s.FillDefaults(sandbox.Spec{Template: d.Template, CPU: d.CPU, MemoryMB: d.MemoryMB, DiskMB: d.DiskMB,
+		Pids: d.Pids, TimeoutS: d.TimeoutS})
 }
 
 // clampDefaults lowers what a spec leaves unset to the tenant's ceiling
