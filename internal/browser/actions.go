@@ -357,6 +357,7 @@ func (s *Service) Click(ctx context.Context, sc sandbox.Scope, id string, req wi
 			nav := a.watchNav()
 			defer nav.stop()
 			before := a.pageIDs()
+			a.front()
 			if err := a.click(pt.X, pt.Y, button, count); err != nil {
 				return err
 			}
@@ -412,6 +413,7 @@ func (s *Service) Type(ctx context.Context, sc sandbox.Scope, id string, req wir
 			if err != nil {
 				return err
 			}
+			a.front()
 			var focused bool
 			if err := callOn(a.ctx, a.t, obj, jsFocus, &focused, req.Clear); err != nil {
 				return err
@@ -451,6 +453,13 @@ func (a *act) typeText(text string) error {
 	}
 	_, err := chromedp.KeyEvent(text)(a.ctx, a.t)
 	return err
+}
+
+// front brings the tab to the front before an input: Chromium holds input
+// to a page behind another window (a popup the page opened) for seconds
+// before delivering it.
+func (a *act) front() {
+	_, _ = cdp.Call(a.ctx, a.t, page.BringToFront, cdp.Empty{})
 }
 
 func (a *act) press(k keyCombo) error {
@@ -494,6 +503,7 @@ func (s *Service) Press(ctx context.Context, sc sandbox.Scope, id string, req wi
 			nav := a.watchNav()
 			defer nav.stop()
 			before := a.pageIDs()
+			a.front()
 			if err := a.press(k); err != nil {
 				return err
 			}
@@ -880,35 +890,114 @@ func (a *act) newTabs(before map[target.ID]bool) []wire.Tab {
 	return out
 }
 
-// navWatch notices a navigation an input starts, so the action returns
-// once the new page has loaded.
+// navWatch follows the navigation an input may start, so that the action
+// returns once it has ended. The tab's listener feeds it: listeners see the
+// browser's events in the order they were sent, which separate per-event
+// subscriptions do not keep — a 204 or a download ends its loading a few
+// milliseconds after the request, before a subscription made on seeing the
+// request would exist, and a missed end held the action for its whole
+// timeout.
 type navWatch struct {
-	events <-chan jsonv2.Value
-	stop   func()
+	tab       *tab
+	requested chan struct{} // closed at the request
+	ended     chan struct{} // closed when the loading it started stopped
+
+	// Under tab.mu.
+	frame       cdp.FrameID
+	disposition page.ClientNavigationDisposition
+	loaded      bool // ended by a load event (a new document)
+	state       int  // 0 armed, 1 requested, 2 ended
 }
+
+// downloadGrace is how long an action waits, after a navigation stopped
+// without a new document, for the download it may have become (Chromium
+// reports the download after the loading stopped).
+const downloadGrace = 300 * time.Millisecond
 
 func (a *act) watchNav() *navWatch {
-	ch, stop := a.t.Subscribe("Page.frameRequestedNavigation")
-	return &navWatch{events: ch, stop: stop}
+	n := &navWatch{tab: a.tab, requested: make(chan struct{}), ended: make(chan struct{})}
+	a.tab.mu.Lock()
+	a.tab.nav = n
+	a.tab.mu.Unlock()
+	return n
 }
 
-// settle waits briefly for a navigation to start and, if one does, for its
-// page to load (bounded by the action's timeout).
+func (n *navWatch) stop() {
+	n.tab.mu.Lock()
+	if n.tab.nav == n {
+		n.tab.nav = nil
+	}
+	n.tab.mu.Unlock()
+}
+
+// onEvent advances the watch; the tab's mu is held.
+func (n *navWatch) onEvent(ev any) {
+	switch ev := ev.(type) {
+	case *page.EventFrameRequestedNavigation:
+		if n.state == 0 {
+			n.state, n.frame, n.disposition = 1, ev.FrameID, ev.Disposition
+			close(n.requested)
+		}
+	case *page.EventLoadEventFired:
+		if n.state == 1 {
+			n.state, n.loaded = 2, true
+			close(n.ended)
+		}
+	case *page.EventFrameStoppedLoading:
+		if n.state == 1 && ev.FrameID == n.frame {
+			n.state = 2
+			close(n.ended)
+		}
+	}
+}
+
+// settle waits briefly for a navigation to start and, if one does, for it
+// to end (bounded by the action's timeout): its page loaded, or the loading
+// stopped without a new page (a 204, a download: then briefly for the
+// download to be reported). A navigation into another tab or window ends
+// here at once (the action reports the new tab).
 func (n *navWatch) settle(a *act) {
 	t := time.NewTimer(navSettle)
 	defer t.Stop()
 	select {
-	case <-n.events:
+	case <-n.requested:
 	case <-t.C:
 		return
 	case <-a.ctx.Done():
 		return
 	}
-	load, stop := a.t.Subscribe("Page.loadEventFired")
-	defer stop()
-	select {
-	case <-load:
-	case <-a.ctx.Done():
+	n.tab.mu.Lock()
+	disp := n.disposition
+	n.tab.mu.Unlock()
+	switch disp {
+	case page.ClientNavigationDispositionNewTab, page.ClientNavigationDispositionNewWindow:
+		return
+	case page.ClientNavigationDispositionDownload:
+	default:
+		select {
+		case <-n.ended:
+		case <-a.ctx.Done():
+			return
+		}
+		n.tab.mu.Lock()
+		loaded := n.loaded
+		n.tab.mu.Unlock()
+		if loaded {
+			return
+		}
+	}
+	grace := time.NewTimer(downloadGrace)
+	defer grace.Stop()
+	tick := time.NewTicker(downloadGrace / 10)
+	defer tick.Stop()
+	for len(a.sess.downloadsSince(a.dlMark)) == 0 {
+		select {
+		case <-tick.C:
+		case <-grace.C:
+			return
+		case <-a.ctx.Done():
+			return
+		}
 	}
 }
 

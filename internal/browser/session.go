@@ -75,6 +75,7 @@ type tab struct {
 	mu      sync.Mutex
 	refs    map[string]cdp.BackendNodeID // from the last snapshot
 	onCrash func()
+	nav     *navWatch // the navigation the running action watches for
 }
 
 // connect starts the browser if needed and opens a session with it. A
@@ -447,8 +448,17 @@ func (sess *session) forget(id target.ID) {
 }
 
 // onEvent follows a tab: a new document invalidates the snapshot's
-// references; a renderer crash marks the tab.
+// references; a renderer crash marks the tab; the running action's
+// navigation watch sees the page's events in order.
 func (t *tab) onEvent(ev any) {
+	switch ev.(type) {
+	case *page.EventFrameRequestedNavigation, *page.EventLoadEventFired, *page.EventFrameStoppedLoading:
+		t.mu.Lock()
+		if t.nav != nil {
+			t.nav.onEvent(ev)
+		}
+		t.mu.Unlock()
+	}
 	switch ev := ev.(type) {
 	case *page.EventFrameNavigated:
 		if ev.Frame != nil && ev.Frame.ParentID == "" {
