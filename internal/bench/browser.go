@@ -14,10 +14,6 @@ import (
 // they need no network and measure the browser, not a web server.
 const browserPage = "data:text/html,<!doctype html><title>paddock bench</title><h1>paddock bench</h1><p>first navigation</p>"
 
-// browserMemoryMB is the browser sandboxes' memory: Chromium with one tab
-// takes about 400 MiB here, more than the default limit leaves.
-const browserMemoryMB = 2048
-
 // browserSandboxes is how many fresh sandboxes (first navigations) the
 // browser scenarios make: each starts a Chromium.
 func (r *runner) browserSandboxes() int { return max(3, r.o.Runs/20) }
@@ -44,15 +40,17 @@ func (r *runner) browser(ctx context.Context, st *Stack) {
 	var navLast, shotLast error
 	var starts []time.Duration
 	var shotBytes int
+	var gotSpec client.Spec // what the server gave a browser sandbox
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		spec := r.spec()
-		spec.MemoryMB = browserMemoryMB
+		spec.Browser = true // a sandbox made for browsing: its browser starts at create, with a browser's default limits
 		sb, err := r.create(ctx, st, spec)
 		if err != nil {
 			navErrs, navLast = navErrs+1, fmt.Errorf("create: %w", err)
 			r.prog.step(1)
 			continue
 		}
+		gotSpec = sb.Spec
 		t := time.Now()
 		page, err := st.Client.BrowserNavigate(ctx, sb.ID, client.NavigateRequest{URL: browserPage})
 		d := time.Since(t)
@@ -106,7 +104,8 @@ func (r *runner) browser(ctx context.Context, st *Stack) {
 		if len(starts) > 0 {
 			nav.extra("chromium_start_p50_ms", ms(Summarize(starts, 0).P50))
 		}
-		nav.extra("sandbox_memory_mib", browserMemoryMB)
+		nav.extra("sandbox_memory_mib", float64(gotSpec.MemoryMB))
+		nav.extra("sandbox_cpu", gotSpec.CPU)
 	}
 	shot = r.summarize(ctx, shot, shots, Sum(shots), shotErrs, shotLast)
 	if shot.Status == StatusOK {
