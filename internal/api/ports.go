@@ -293,6 +293,13 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 	// token, whichever way it came (and the audit record sees none).
 	r = r.Clone(r.Context())
 	stripPortCredentials(r, cred.header)
+	if hostMode {
+		// On a port host the mux matched nothing: name the sandbox and port
+		// as the path would, or the audit record would not say whose port
+		// was reached (the recorder files it under the {id} path value).
+		r.SetPathValue("id", id)
+		r.SetPathValue("port", portStr)
+	}
 	if s.o.Auditor != nil {
 		end, err := s.o.Auditor.Begin(r, p, pattern)
 		if err != nil {

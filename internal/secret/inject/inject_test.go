@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -208,16 +209,19 @@ func TestInterceptorPlan(t *testing.T) {
 		len(req.Header.Values("Authorization")) != 1 {
 		t.Fatalf("TLS request: %v %q", err, req.Header.Values("Authorization"))
 	}
-	trace, _ := http.NewRequest("TRACE", "https://api.example.com/", nil)
-	if err := plan.Request(trace); err == nil {
-		t.Fatal("TRACE (which echoes the headers back) was let through")
+	for _, m := range []string{"TRACE", "TRACK"} {
+		trace, _ := http.NewRequest(m, "https://api.example.com/", nil)
+		if err := plan.Request(trace); err == nil {
+			t.Fatalf("%s (which echoes the headers back) was let through", m)
+		}
 	}
 	// A secret deleted since: refused, the error names it, never a value.
 	if err := u.secrets.Delete(ctx, "acme", "TOKEN"); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := ic.Intercept(ctx, info("api.example.com")); p != nil || err == nil || !strings.Contains(err.Error(), "TOKEN") {
-		t.Fatalf("deleted secret: %v %v", p, err)
+	if p, err := ic.Intercept(ctx, info("api.example.com")); p != nil || err == nil || !strings.Contains(err.Error(), "TOKEN") ||
+		!strings.Contains(audit.RedactString(err.Error()), `"TOKEN"`) {
+		t.Fatalf("deleted secret (the audit log must still tell which): %v %v", p, err)
 	}
 	u.secrets.Set(ctx, "acme", "TOKEN", []byte(value))
 	denied = true

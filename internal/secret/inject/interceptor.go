@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -61,7 +62,14 @@ func NewInterceptor(o InterceptorOptions) (*Interceptor, error) {
 		log: o.Log, now: time.Now}, nil
 }
 
-var errTrace = errors.New("TRACE is refused to hosts that get secrets (the server would echo them back)")
+var errTrace = errors.New("TRACE and TRACK are refused to hosts that get secrets (the server would echo them back)")
+
+// echoes reports the methods that make a server send the request back,
+// headers included (cross-site tracing: TRACE, and TRACK, IIS's name for
+// it): with a secret in them, the sandbox would read it.
+func echoes(method string) bool {
+	return strings.EqualFold(method, http.MethodTrace) || strings.EqualFold(method, "TRACK")
+}
 
 // Intercept implements egress.Interceptor. The headers are rendered once
 // per connection; their values live only in this plan's closure. Errors
@@ -95,7 +103,10 @@ func (i *Interceptor) Intercept(ctx context.Context, c egress.ConnInfo) (*egress
 			return v, nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("header %s: %v", r.Header, err)
+			// Not "Header: error": the audit log's redaction takes what
+			// follows "Authorization:" for a credential and would hide
+			// which secret is missing.
+			return nil, fmt.Errorf("%v (for the %s header)", err, r.Header)
 		}
 		headers[r.Header] = v
 	}
@@ -118,7 +129,7 @@ func (i *Interceptor) Intercept(ctx context.Context, c egress.ConnInfo) (*egress
 			if !overTLS.Load() {
 				return nil
 			}
-			if r.Method == http.MethodTrace {
+			if echoes(r.Method) {
 				return errTrace
 			}
 			for h, v := range headers {
