@@ -38,6 +38,21 @@ var (
 	headerValueRE = regexp.MustCompile(`(?i)\b(authorization|cookie|x-api-key|api-key|x-auth-token)(\s*:\s*)[^\r\n]+`)
 )
 
+// secretRefRE is the name in a secret reference of an inject rule,
+// {secret:NAME}: a name, not a value, which the log must keep to say which
+// secret a sandbox was given.
+var (
+	secretRefRE   = regexp.MustCompile(`^[A-Za-z0-9_.\-]+\}`)
+	secretValueRE = regexp.MustCompile(`^\{secret:[A-Za-z0-9_.\-]+\}`)
+)
+
+// secretRef reports whether an assignment matched by assignRE is such a
+// reference: its own "secret:NAME}" or "name={secret:NAME}".
+func secretRef(sub []string) bool {
+	return (strings.EqualFold(sub[1], "secret") && sub[2] == ":" && secretRefRE.MatchString(sub[3])) ||
+		secretValueRE.MatchString(sub[3])
+}
+
 // SensitiveName reports whether a field called name holds a secret.
 func SensitiveName(name string) bool {
 	l := strings.ToLower(name)
@@ -81,7 +96,7 @@ func RedactString(s string) string {
 	if strings.ContainsAny(s, "=:") && containsAny(low, "key", "token", "secret", "passw", "pwd", "credential", "auth") {
 		s = assignRE.ReplaceAllStringFunc(s, func(m string) string {
 			sub := assignRE.FindStringSubmatch(m)
-			if SensitiveName(sub[1]) && !strings.Contains(sub[3], Redacted) {
+			if SensitiveName(sub[1]) && !strings.Contains(sub[3], Redacted) && !secretRef(sub) {
 				return sub[1] + sub[2] + Redacted
 			}
 			return m

@@ -27,6 +27,7 @@ func TestRedactString(t *testing.T) {
 		{`GITHUB_TOKEN="ghp_quoted value" make`, "ghp_quoted value"},
 		{"AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI", "wJalrXUtnFEMI"},
 		{"cookie: session=abcdef123456", "abcdef123456"},
+		{"secret: hunter2value", "hunter2value"}, // a value, not a {secret:NAME} reference
 	}
 	for _, c := range cases {
 		out := RedactString(c.in)
@@ -38,7 +39,9 @@ func TestRedactString(t *testing.T) {
 		}
 	}
 	// Controls: ordinary text is left alone.
-	for _, s := range []string{"echo hello world", "ls -la /workspace", "make test", "a=b c=d", "key_id=k_123", "python3 -c 'print(1)'"} {
+	for _, s := range []string{"echo hello world", "ls -la /workspace", "make test", "a=b c=d", "key_id=k_123", "python3 -c 'print(1)'",
+		"Bearer {secret:API_TOKEN}", "token={secret:ops.key-2}"} { // inject rules name their secrets
+
 		if got := RedactString(s); got != s {
 			t.Errorf("RedactString(%q) = %q: changed ordinary text", s, got)
 		}
