@@ -197,12 +197,22 @@ func (s *Stack) Close() error {
 	s.close.Do(func() {
 		s.mu.Lock()
 		s.done = true // a closed handle would act on the process's own namespace
+		idle := len(s.att) == 0
 		s.mu.Unlock()
 		close(s.stop)
 		if s.eg != nil {
 			_ = s.eg.Close()
 		}
 		s.wg.Wait()
+		// The table stays while sandboxes are attached: they outlive the
+		// server (reattached at its next start), and without the table
+		// their interfaces would reach the host's services. With none left,
+		// nothing needs it.
+		if idle {
+			if err := s.rules.remove(s.ns.fd); err != nil {
+				s.log.Warn("network: cannot remove the nftables table", "err", err)
+			}
+		}
 		if s.h != nil {
 			s.h.Close()
 		}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/nftables"
 	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
 
@@ -309,4 +310,42 @@ func TestInterceptorExtensionPoint(t *testing.T) {
 		t.Errorf("pipelined requests through an intercepted connection: %q", b)
 	}
 	dec.find(t, func(d egress.Decision) bool { return strings.Contains(d.Reason, "intercepted name") })
+}
+
+// TestCloseKeepsTableForAttached: a stopping server leaves its nftables
+// table while sandboxes are attached (they outlive it, and without the
+// table their interfaces would reach the host), and removes it when none
+// is left.
+func TestCloseKeepsTableForAttached(t *testing.T) {
+	testenv.RequireRoot(t)
+	l := newLab(t)
+	hasTable := func() bool {
+		c, err := nftables.New(nftables.WithNetNSFd(l.host.fd))
+		must(t, err)
+		tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
+		must(t, err)
+		for _, tb := range tables {
+			if tb.Name == "paddock" {
+				return true
+			}
+		}
+		return false
+	}
+	st, _ := newStack(t, l, nil)
+	attachFake(t, st, "sb-cccccccccccccccccccccccccc", allowlist)
+	if !hasTable() {
+		t.Fatal("positive control: no table while the stack runs")
+	}
+	st.Close()
+	if !hasTable() {
+		t.Fatal("the table went with the server while a sandbox was attached")
+	}
+	idle, _ := newStack(t, l, nil)
+	if !hasTable() {
+		t.Fatal("positive control: no table while the second stack runs")
+	}
+	idle.Close()
+	if hasTable() {
+		t.Error("a stack with no sandboxes left its table behind")
+	}
 }
