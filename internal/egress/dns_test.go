@@ -206,3 +206,30 @@ func TestLimiter(t *testing.T) {
 		t.Fatalf("after refill: %v %d, want true 7", y, suppressed)
 	}
 }
+
+// A server closed right after Serve stops its resolvers: a Shutdown that
+// reached miekg/dns before its server had started was refused, and Close
+// then waited forever for a resolver that served on.
+func TestServeThenCloseAtOnce(t *testing.T) {
+	for range 50 {
+		s := newTestServer(t, &upstream{}, "allowlist", "example.com")
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Serve(nil, []net.PacketConn{pc}, []net.Listener{ln}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = s.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not return: a resolver kept serving")
+		}
+	}
+}

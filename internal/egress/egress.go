@@ -295,9 +295,21 @@ func (s *Server) Serve(proxy []net.Listener, dnsUDP []net.PacketConn, dnsTCP []n
 
 func (s *Server) startDNS(srv *dns.Server) {
 	s.dnsSrv = append(s.dnsSrv, srv)
+	// Wait until the server runs: a Shutdown that comes before it has
+	// started is refused ("server not started"), and the server would
+	// then serve on, holding Close's wait forever.
+	started, ended := make(chan struct{}), make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
 	s.wg.Add(1)
+	defer func() {
+		select {
+		case <-started:
+		case <-ended:
+		}
+	}()
 	go func() {
 		defer s.wg.Done()
+		defer close(ended)
 		if err := srv.ActivateAndServe(); err != nil {
 			s.mu.RLock()
 			closed := s.closed
