@@ -179,8 +179,22 @@ func (e *Env) Close() {
 		e.Server.Close()
 	}
 	if e.Manager != nil {
-		for _, sb := range e.Manager.List(ctx, e.Scope, nil) {
-			_ = e.Manager.Delete(ctx, e.Scope, sb.ID)
+		// Every tenant's sandboxes, not only the admin's: they outlive the
+		// manager (as they outlive a server), so a tenancy test's would
+		// keep running after the test.
+		tenants := map[string]bool{e.Scope.Tenant: true}
+		if e.Store != nil {
+			if rows, err := e.Store.ListSandboxes(ctx); err == nil {
+				for _, r := range rows {
+					tenants[r.Tenant] = true
+				}
+			}
+		}
+		for tenant := range tenants {
+			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor}
+			for _, sb := range e.Manager.List(ctx, sc, nil) {
+				_ = e.Manager.Delete(ctx, sc, sb.ID)
+			}
 		}
 		_ = e.Manager.Close(ctx)
 	}
