@@ -818,6 +818,19 @@ func (g *Group) DelegatedPaths() map[string]string {
 	return out
 }
 
+// RemovePrefix removes the prefix group of every hierarchy, and any empty
+// groups left below it, for a caller that is done with the prefix (a test
+// stack). A group still holding processes stays, and is reported.
+func (h *Host) RemovePrefix() error {
+	var errsOut []error
+	for _, d := range h.prefixDirs() {
+		if err := removeTree(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errsOut = append(errsOut, err)
+		}
+	}
+	return errors.Join(errsOut...)
+}
+
 // prefixDirs returns the prefix group in every hierarchy (tests remove them).
 func (h *Host) prefixDirs() []string {
 	var out []string

@@ -25,6 +25,9 @@ func (h *Host) Create(id string, l Limits, uid, gid int) (*Group, error) { retur
 // Open fails off Linux.
 func (h *Host) Open(id string) (*Group, error) { return nil, errNotLinux }
 
+// RemovePrefix fails off Linux.
+func (h *Host) RemovePrefix() error { return errNotLinux }
+
 // List fails off Linux.
 func (h *Host) List() ([]string, error) { return nil, errNotLinux }
 

@@ -199,6 +199,9 @@ func (e *Env) Close() {
 		_ = e.Manager.Close(ctx)
 	}
 	e.Shutdown()
+	if e.Cgroups != nil && e.Prefix != "" {
+		_ = e.Cgroups.RemovePrefix() // what a still-running sandbox holds stays
+	}
 }
 
 // Shutdown releases the stack's resources without deleting sandboxes, as a
