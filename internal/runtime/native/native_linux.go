@@ -131,6 +131,14 @@ var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 // Sandboxes keep running.
 func (b *Backend) Close() error {
 	b.cleanups.Wait()
+	// The run directory's tmpfs holds the guests' sockets: it stays while
+	// sandboxes run (the next server reattaches through it) and goes when
+	// none is left.
+	if b.slots.inUse() == 0 {
+		if err := unix.Unmount(b.run, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			b.log.Warn("native: cannot unmount the run directory", "dir", b.run, "err", err)
+		}
+	}
 	return b.self.Close()
 }
 

@@ -50,3 +50,16 @@ func (s *slots) free(n int) {
 		s.used[n] = false
 	}
 }
+
+// inUse counts the allocated slots.
+func (s *slots) inUse() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, u := range s.used {
+		if u {
+			n++
+		}
+	}
+	return n
+}
