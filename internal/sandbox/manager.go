@@ -232,6 +232,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Unlock()
 	m.pool.drain(ctx)
 	m.bg.Wait()
+	m.pool.drain(ctx) // a member the refill was starting when stop came
 	return nil
 }
 

@@ -4,6 +4,8 @@ package sandbox_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -128,4 +130,28 @@ func TestPoolClaim(t *testing.T) {
 
 func errorsIs(err, target error) bool {
 	return err != nil && errsIs(err, target)
+}
+
+// A manager closed while its pool is starting a member destroys that
+// member too: nothing of the pool outlives Close (the member being added
+// used to land in the pool after the drain, and run on).
+func TestCloseDuringPoolRefill(t *testing.T) {
+	for _, wait := range []time.Duration{0, 20 * time.Millisecond, 35 * time.Millisecond, 45 * time.Millisecond, 60 * time.Millisecond} {
+		e := testenv.New(t, testenv.Options{PoolSize: 2})
+		time.Sleep(wait)
+		e.Close()
+		for _, c := range []string{"pids", "memory"} {
+			dir := filepath.Join("/sys/fs/cgroup", c, e.Prefix)
+			if _, err := os.Stat(dir); err == nil {
+				ents, _ := os.ReadDir(dir)
+				var names []string
+				for _, en := range ents {
+					if en.IsDir() {
+						names = append(names, en.Name())
+					}
+				}
+				t.Errorf("after Close at %v: %s still holds %v", wait, dir, names)
+			}
+		}
+	}
 }
