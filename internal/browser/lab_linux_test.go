@@ -10,14 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	goruntime "runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/testenv/netlab"
 
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/store"
@@ -41,109 +40,25 @@ const (
 )
 
 type lab struct {
-	host, web *labNS
+	host, web *netlab.NS
 	site      *counter // requests site.test served
 	blocked   *counter
 }
 
 type counter struct{ n atomic.Int64 }
 
-// labNS is a network namespace held open by a descriptor.
-type labNS struct{ fd int }
-
-func newLabNS(t testing.TB) *labNS {
-	t.Helper()
-	errc := make(chan error, 1)
-	n := &labNS{fd: -1}
-	go func() {
-		goruntime.LockOSThread() // this thread changes namespace; it is dropped unless it gets back
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		n.fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	if err := <-errc; err != nil {
-		t.Fatalf("network namespace: %v", err)
-	}
-	t.Cleanup(func() { unix.Close(n.fd) })
-	h := n.netlink(t)
-	lo, err := h.LinkByName("lo")
-	if err == nil {
-		err = h.LinkSetUp(lo)
-	}
-	if err != nil {
-		t.Fatalf("lo: %v", err)
-	}
-	return n
-}
-
-func (n *labNS) path() string { return fmt.Sprintf("/proc/self/fd/%d", n.fd) }
-
-func (n *labNS) netlink(t testing.TB) *netlink.Handle {
-	t.Helper()
-	h, err := netlink.NewHandleAt(netns.NsHandle(n.fd), unix.NETLINK_ROUTE)
-	if err != nil {
-		t.Fatalf("netlink: %v", err)
-	}
-	t.Cleanup(h.Close)
-	return h
-}
-
-// in runs f on a thread inside n.
-func (n *labNS) in(f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(n.fd, unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		err = f()
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
-func addr(t testing.TB, h *netlink.Handle, l netlink.Link, cidr string) {
-	t.Helper()
-	p := netip.MustParsePrefix(cidr)
-	if err := h.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}}); err != nil {
-		t.Fatalf("address %s: %v", cidr, err)
-	}
-}
-
 func newLab(t testing.TB, site http.Handler) *lab {
 	t.Helper()
-	l := &lab{host: newLabNS(t), web: newLabNS(t), site: &counter{}, blocked: &counter{}}
-	hh, wh := l.host.netlink(t), l.web.netlink(t)
+	l := &lab{host: netlab.New(t), web: netlab.New(t), site: &counter{}, blocked: &counter{}}
+	hh, wh := l.host.Handle(), l.web.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name = "blab0"
 	la.Flags = net.FlagUp
-	veth := &netlink.Veth{LinkAttrs: la, PeerName: "blab1", PeerNamespace: netlink.NsFd(l.web.fd)}
+	veth := &netlink.Veth{LinkAttrs: la, PeerName: "blab1", PeerNamespace: netlink.NsFd(l.web.FD)}
 	if err := hh.LinkAdd(veth); err != nil {
 		t.Fatalf("veth: %v", err)
 	}
-	addr(t, hh, veth, "10.252.7.1/30")
+	netlab.AddAddr(t, hh, veth, "10.252.7.1/30")
 	peer, err := wh.LinkByName("blab1")
 	if err != nil {
 		t.Fatal(err)
@@ -151,13 +66,13 @@ func newLab(t testing.TB, site http.Handler) *lab {
 	if err := wh.LinkSetUp(peer); err != nil {
 		t.Fatal(err)
 	}
-	addr(t, wh, peer, "10.252.7.2/30")
+	netlab.AddAddr(t, wh, peer, "10.252.7.2/30")
 	lo, err := wh.LinkByName("lo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr(t, wh, lo, siteAddr+"/32")
-	addr(t, wh, lo, blockedAddr+"/32")
+	netlab.AddAddr(t, wh, lo, siteAddr+"/32")
+	netlab.AddAddr(t, wh, lo, blockedAddr+"/32")
 	_, web, _ := net.ParseCIDR("203.0.113.0/24")
 	if err := hh.RouteAdd(&netlink.Route{LinkIndex: veth.Attrs().Index, Dst: web, Gw: net.ParseIP("10.252.7.2")}); err != nil {
 		t.Fatal(err)
@@ -175,7 +90,7 @@ func newLab(t testing.TB, site http.Handler) *lab {
 func (l *lab) serve(t testing.TB, at string, c *counter, h http.Handler) {
 	t.Helper()
 	var ln net.Listener
-	if err := l.web.in(func() (err error) { ln, err = net.Listen("tcp4", at); return err }); err != nil {
+	if err := l.web.Do(func() (err error) { ln, err = net.Listen("tcp4", at); return err }); err != nil {
 		t.Fatalf("listen %s: %v", at, err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +107,7 @@ func (l *lab) get(url string) (string, error) {
 	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			var c net.Conn
-			err := l.host.in(func() (err error) {
+			err := l.host.Do(func() (err error) {
 				c, err = (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, network, addr)
 				return err
 			})
@@ -216,7 +131,7 @@ func (l *lab) stack(t testing.TB) *network.Stack {
 	}
 	t.Cleanup(func() { db.Close() })
 	st, err := network.New(context.Background(), network.Options{
-		DB: db.SQL(), HostNS: l.host.path(), PoolV6: "none",
+		DB: db.SQL(), HostNS: l.host.Path(), PoolV6: "none",
 		Upstreams: []netip.AddrPort{netip.MustParseAddrPort("203.0.113.53:53")}, // nobody: only static names resolve
 		Static: map[string][]netip.Addr{"site.test": {netip.MustParseAddr(siteAddr)},
 			"blocked.test": {netip.MustParseAddr(blockedAddr)}},

@@ -242,7 +242,7 @@ func parkIn(tb testing.TB, ns *netNS) (int, func()) {
 	tid := make(chan int)
 	release := make(chan struct{})
 	go func() {
-		_ = ns.do(func() error {
+		_ = ns.Do(func() error {
 			tid <- gettid()
 			<-release
 			return nil

@@ -17,8 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -26,11 +24,10 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/testenv/netlab"
 )
 
 // The lab: network namespaces this test process makes, so that nothing a
@@ -59,112 +56,15 @@ var (
 	publicCIDR  = netip.MustParsePrefix("203.0.113.0/24")
 )
 
-// netNS is a network namespace held open by a descriptor.
-type netNS struct{ fd int }
+// netNS is a namespace this test made (netlab), with the lab's helpers.
+type netNS struct{ *netlab.NS }
 
-func newNetNS(t testing.TB) *netNS {
-	t.Helper()
-	var fd int
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		goruntime.LockOSThread()
-		orig, e := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if e != nil {
-			err = e
-			return
-		}
-		defer unix.Close(orig)
-		if e := unix.Unshare(unix.CLONE_NEWNET); e != nil {
-			err = e
-			return
-		}
-		fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-	}()
-	<-done
-	if err != nil {
-		t.Fatalf("new network namespace: %v", err)
-	}
-	n := &netNS{fd: fd}
-	t.Cleanup(func() { unix.Close(n.fd) })
-	h := n.handle(t)
-	lo, err := h.LinkByName("lo")
-	if err == nil {
-		err = h.LinkSetUp(lo)
-	}
-	if err != nil {
-		t.Fatalf("lo up: %v", err)
-	}
-	return n
-}
-
-func (n *netNS) path() string { return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), n.fd) }
-
-func (n *netNS) handle(t testing.TB) *netlink.Handle {
-	t.Helper()
-	h, err := netlink.NewHandleAt(netns.NsHandle(n.fd), unix.NETLINK_ROUTE)
-	if err != nil {
-		t.Fatalf("netlink: %v", err)
-	}
-	t.Cleanup(h.Close)
-	return h
-}
-
-// do runs f with the calling thread inside n.
-func (n *netNS) do(f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(n.fd, unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		err = f()
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
-func (n *netNS) listen(t testing.TB, network, addr string) net.Listener {
-	t.Helper()
-	var ln net.Listener
-	if err := n.do(func() (err error) { ln, err = net.Listen(network, addr); return err }); err != nil {
-		t.Fatalf("listen %s: %v", addr, err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	return ln
-}
-
-func (n *netNS) listenPacket(t testing.TB, network, addr string) net.PacketConn {
-	t.Helper()
-	var pc net.PacketConn
-	if err := n.do(func() (err error) { pc, err = net.ListenPacket(network, addr); return err }); err != nil {
-		t.Fatalf("listen %s: %v", addr, err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	return pc
-}
+func newNetNS(t testing.TB) *netNS { return &netNS{netlab.New(t)} }
 
 func (n *netNS) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	var c net.Conn
-	err := n.do(func() (err error) {
-		c, err = net.DialTimeout(network, addr, timeout)
-		return err
-	})
-	return c, err
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return n.Dial(ctx, network, addr)
 }
 
 // httpGet fetches url from inside n (no proxy), returning the body.
@@ -195,11 +95,11 @@ type lab struct {
 func newLab(t testing.TB) *lab {
 	t.Helper()
 	l := &lab{t: t, host: newNetNS(t), out: newNetNS(t)}
-	hh, oh := l.host.handle(t), l.out.handle(t)
+	hh, oh := l.host.Handle(), l.out.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name = "lab0"
 	la.Flags = net.FlagUp
-	v := &netlink.Veth{LinkAttrs: la, PeerName: "lab1", PeerNamespace: netlink.NsFd(l.out.fd)}
+	v := &netlink.Veth{LinkAttrs: la, PeerName: "lab1", PeerNamespace: netlink.NsFd(l.out.FD)}
 	must(t, hh.LinkAdd(v))
 	addAddr(t, hh, v, "10.250.0.1/30", "fd99::1/64")
 	peer, err := oh.LinkByName("lab1")
@@ -236,17 +136,7 @@ func ipnet(p netip.Prefix) *net.IPNet {
 }
 
 func addAddr(t testing.TB, h *netlink.Handle, l netlink.Link, cidrs ...string) {
-	t.Helper()
-	for _, c := range cidrs {
-		p := netip.MustParsePrefix(c)
-		a := &netlink.Addr{IPNet: ipnet(p)}
-		if p.Addr().Is6() {
-			a.Flags = unix.IFA_F_NODAD
-		}
-		if err := h.AddrAdd(l, a); err != nil {
-			t.Fatalf("address %s: %v", c, err)
-		}
-	}
+	netlab.AddAddr(t, h, l, cidrs...)
 }
 
 // startServers runs the outside world's services.
@@ -255,7 +145,7 @@ func (l *lab) startServers() {
 	cert, pool := selfSigned(t, "allowed.test", "other.test", "public.test")
 	l.certPool = pool
 	serve := func(addr, who string, tlsOn bool) {
-		ln := l.out.listen(t, "tcp", addr)
+		ln := l.out.Listen("tcp", addr)
 		if tlsOn {
 			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}})
 		}
@@ -285,7 +175,7 @@ func (l *lab) startServers() {
 	serve("169.254.169.254:80", "METADATA-SECRET", false)
 	serve("[fd00:ec2::254]:80", "METADATA-SECRET-V6", false)
 	serve("198.51.100.20:80", "hello from a documentation address", false)
-	echo := l.out.listen(t, "tcp", "203.0.113.10:7")
+	echo := l.out.Listen("tcp", "203.0.113.10:7")
 	go func() {
 		for {
 			c, err := echo.Accept()
@@ -297,7 +187,7 @@ func (l *lab) startServers() {
 	}()
 	// discard (:9) reads everything; source (:19) writes until closed:
 	// for throughput.
-	sink := l.out.listen(t, "tcp", "203.0.113.10:9")
+	sink := l.out.Listen("tcp", "203.0.113.10:9")
 	go func() {
 		for {
 			c, err := sink.Accept()
@@ -307,7 +197,7 @@ func (l *lab) startServers() {
 			go func() { defer c.Close(); io.CopyBuffer(io.Discard, struct{ io.Reader }{c}, make([]byte, 1<<20)) }()
 		}
 	}()
-	src := l.out.listen(t, "tcp", "203.0.113.10:19")
+	src := l.out.Listen("tcp", "203.0.113.10:19")
 	go func() {
 		buf := make([]byte, 1<<20)
 		for {
@@ -325,7 +215,7 @@ func (l *lab) startServers() {
 			}()
 		}
 	}()
-	l.udp = &udpRecorder{pc: l.out.listenPacket(t, "udp4", "203.0.113.10:9999")}
+	l.udp = &udpRecorder{pc: l.out.ListenPacket("udp4", "203.0.113.10:9999")}
 	go l.udp.run()
 	l.resolver = startFakeResolver(t, l.out)
 }
@@ -426,8 +316,8 @@ func startFakeResolver(t testing.TB, ns *netNS) *fakeResolver {
 		}
 		_ = w.WriteMsg(m)
 	})
-	pc := ns.listenPacket(t, "udp4", "203.0.113.53:53")
-	ln := ns.listen(t, "tcp4", "203.0.113.53:53")
+	pc := ns.ListenPacket("udp4", "203.0.113.53:53")
+	ln := ns.Listen("tcp4", "203.0.113.53:53")
 	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: ln, Handler: h}} {
 		go srv.ActivateAndServe()
 		t.Cleanup(func() { srv.Shutdown() })
@@ -453,7 +343,7 @@ func (f *fakeResolver) asked(s string) []string {
 func (l *lab) stackOptions(db *store.DB) network.Options {
 	return network.Options{
 		DB:        db.SQL(),
-		HostNS:    l.host.path(),
+		HostNS:    l.host.Path(),
 		Upstreams: []netip.AddrPort{netip.AddrPortFrom(addrDNS, 53)},
 		Static: map[string][]netip.Addr{
 			"static.test":        {addrAllowed},

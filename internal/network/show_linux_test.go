@@ -319,7 +319,7 @@ func TestRebindingRefused(t *testing.T) {
 	n := newNetEnv(t, testenv.Options{})
 	// A service on the proxy's own loopback: what rebinding would reach.
 	var hits atomic.Int64
-	ln := n.lab.host.listen(t, "tcp4", "127.0.0.1:80")
+	ln := n.lab.host.Listen("tcp4", "127.0.0.1:80")
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -394,7 +394,7 @@ getent hosts allowed.test`
 	c := &dns.Client{Timeout: 3 * time.Second}
 	q := new(dns.Msg)
 	q.SetQuestion("control-4242.exfil.test.", dns.TypeA)
-	if err := n.lab.host.do(func() error { _, _, err := c.Exchange(q, "203.0.113.53:53"); return err }); err != nil {
+	if err := n.lab.host.Do(func() error { _, _, err := c.Exchange(q, "203.0.113.53:53"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if len(n.lab.resolver.asked("control-4242")) != 1 {
@@ -592,7 +592,7 @@ EOF`, slot.HostV4)
 func TestHostAndOtherSandboxesRefused(t *testing.T) {
 	n := newNetEnv(t, testenv.Options{})
 	// Stand-in for the server's own API port on the host side.
-	api := n.lab.host.listen(t, "tcp", ":7070")
+	api := n.lab.host.Listen("tcp", ":7070")
 	go func() {
 		for {
 			c, err := api.Accept()

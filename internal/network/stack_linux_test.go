@@ -62,7 +62,7 @@ func gettid() int { return unix.Gettid() }
 // resolve asks the sandbox's resolver (as its resolv.conf says).
 func (f *fakeSandbox) resolve(name string, qtype uint16) (*dns.Msg, error) {
 	var m *dns.Msg
-	err := f.ns.do(func() error {
+	err := f.ns.Do(func() error {
 		q := new(dns.Msg)
 		q.SetQuestion(dns.Fqdn(name), qtype)
 		c := &dns.Client{Timeout: 3 * time.Second}
@@ -150,7 +150,7 @@ func TestKernelRules(t *testing.T) {
 		t.Fatalf("resolve allowed.test: %v %v", m, err)
 	}
 	get := func(src netip.Addr) error {
-		return a.ns.do(func() error {
+		return a.ns.Do(func() error {
 			d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: src.AsSlice()}}
 			c, err := d.Dial("tcp", "203.0.113.10:80")
 			if err != nil {
@@ -171,7 +171,7 @@ func TestKernelRules(t *testing.T) {
 	}
 	// Speaking as b (root inside the namespace could add b's address):
 	// the host drops it before the proxy could take it for b's traffic.
-	ah := a.ns.handle(t)
+	ah := a.ns.Handle()
 	eth, err := ah.LinkByName("eth0")
 	must(t, err)
 	addAddr(t, ah, eth, b.slot.SbV4.String()+"/32")
@@ -184,7 +184,7 @@ func TestKernelRules(t *testing.T) {
 		}
 	}
 	// Not TCP, not DNS: rejected fast at the host (ICMP port unreachable).
-	err = a.ns.do(func() error {
+	err = a.ns.Do(func() error {
 		c, err := net.Dial("udp4", net.JoinHostPort(a.slot.HostV4.String(), "9999"))
 		if err != nil {
 			return err
@@ -199,7 +199,7 @@ func TestKernelRules(t *testing.T) {
 		t.Errorf("UDP to the host: %v, want connection refused", err)
 	}
 	// DNS over TCP works too, through the same rules.
-	err = a.ns.do(func() error {
+	err = a.ns.Do(func() error {
 		c := &dns.Client{Net: "tcp", Timeout: 3 * time.Second}
 		q := new(dns.Msg)
 		q.SetQuestion("allowed.test.", dns.TypeA)
@@ -320,7 +320,7 @@ func TestCloseKeepsTableForAttached(t *testing.T) {
 	testenv.RequireRoot(t)
 	l := newLab(t)
 	hasTable := func() bool {
-		c, err := nftables.New(nftables.WithNetNSFd(l.host.fd))
+		c, err := nftables.New(nftables.WithNetNSFd(l.host.FD))
 		must(t, err)
 		tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
 		must(t, err)

@@ -74,7 +74,7 @@ func (s *server) leftovers() []string {
 		}
 	}
 	if s.ns != nil {
-		links, _ := s.ns.handle().LinkList()
+		links, _ := s.ns.Handle().LinkList()
 		for _, l := range links {
 			if strings.HasPrefix(l.Attrs().Name, "pdk") {
 				out = append(out, "veth "+l.Attrs().Name)
@@ -88,7 +88,7 @@ func (s *server) leftovers() []string {
 // table (in its namespace): per-sandbox state would show here.
 func (s *server) nftState() (rules, elements int) {
 	s.t.Helper()
-	c, err := nftables.New(nftables.WithNetNSFd(s.ns.fd))
+	c, err := nftables.New(nftables.WithNetNSFd(s.ns.FD))
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -74,10 +74,10 @@ func newNetLab(t *testing.T) *netLab {
 	t.Helper()
 	testenv.RequireRoot(t)
 	l := &netLab{h: newNetNS(t), o: newNetNS(t)}
-	hh, oh := l.h.handle(), l.o.handle()
+	hh, oh := l.h.Handle(), l.o.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name, la.Flags = "nl0", net.FlagUp
-	veth := &netlink.Veth{LinkAttrs: la, PeerName: "nl1", PeerNamespace: netlink.NsFd(l.o.fd)}
+	veth := &netlink.Veth{LinkAttrs: la, PeerName: "nl1", PeerNamespace: netlink.NsFd(l.o.FD)}
 	must(t, hh.LinkAdd(veth))
 	addAddrs(t, hh, veth, ipHostLab+"/30")
 	peer, err := oh.LinkByName("nl1")
@@ -97,7 +97,7 @@ func newNetLab(t *testing.T) *netLab {
 	db, err := store.Open(t.TempDir(), network.Migrations...)
 	must(t, err)
 	t.Cleanup(func() { db.Close() })
-	l.st, err = network.New(context.Background(), network.Options{DB: db.SQL(), HostNS: l.h.path(),
+	l.st, err = network.New(context.Background(), network.Options{DB: db.SQL(), HostNS: l.h.Path(),
 		Upstreams: []netip.AddrPort{netip.MustParseAddrPort(ipResolver + ":53")},
 		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
 	if err != nil {
@@ -110,7 +110,7 @@ func newNetLab(t *testing.T) *netLab {
 	// bound to 0.0.0.0 would be): what "reaching the control plane" means.
 	// Every answer starts with apiMarker, so that reaching the API shows
 	// whatever it answers (its own Host check refuses foreign names).
-	api := l.h.listen("tcp", ":7070")
+	api := l.h.Listen("tcp", ":7070")
 	real := l.Server.Config.Handler
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +142,7 @@ func addAddrs(t *testing.T, h *netlink.Handle, link netlink.Link, cidrs ...strin
 func (l *netLab) serveOutside(t *testing.T) {
 	cert := selfSigned(t, "allowed.test", "other.test")
 	serve := func(addr, who string, withTLS bool) {
-		ln := l.o.listen("tcp", addr)
+		ln := l.o.Listen("tcp", addr)
 		if withTLS {
 			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}})
 		}
@@ -162,7 +162,7 @@ func (l *netLab) serveOutside(t *testing.T) {
 		"rebind-host.test.": ipHostLab, "meta.test.": ipMetadata,
 	})
 	var pc net.PacketConn
-	must(t, l.o.do(func() (err error) { pc, err = net.ListenPacket("udp4", ipAllowed+":9999"); return err }))
+	must(t, l.o.Do(func() (err error) { pc, err = net.ListenPacket("udp4", ipAllowed+":9999"); return err }))
 	t.Cleanup(func() { pc.Close() })
 	l.udp = &udpSink{pc: pc}
 	go l.udp.run()
@@ -205,8 +205,8 @@ func startResolver(t *testing.T, ns *netNS, zone map[string]string) *recordingRe
 		_ = w.WriteMsg(m)
 	})
 	var pc net.PacketConn
-	must(t, ns.do(func() (err error) { pc, err = net.ListenPacket("udp4", ipResolver+":53"); return err }))
-	ln := ns.listen("tcp4", ipResolver+":53")
+	must(t, ns.Do(func() (err error) { pc, err = net.ListenPacket("udp4", ipResolver+":53"); return err }))
+	ln := ns.Listen("tcp4", ipResolver+":53")
 	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: ln, Handler: h}} {
 		go srv.ActivateAndServe()
 		t.Cleanup(func() { _ = srv.Shutdown() })
@@ -257,7 +257,7 @@ func (u *udpSink) received(s string) bool {
 
 // get fetches url from namespace ns (no proxy), with an optional Host.
 func get(ns *netNS, url, host string) (string, error) {
-	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: ns.dialContext, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: ns.Dial, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
 		return "", err
@@ -352,7 +352,7 @@ func TestNetDNSExfiltration(t *testing.T) {
 	c := &dns.Client{Timeout: 3 * time.Second, Dialer: &net.Dialer{}}
 	m := new(dns.Msg)
 	m.SetQuestion("control-c2VjcmV0.exfil.test.", dns.TypeA)
-	must(t, l.h.do(func() error { _, _, err := c.Exchange(m, ipResolver+":53"); return err }))
+	must(t, l.h.Do(func() error { _, _, err := c.Exchange(m, ipResolver+":53"); return err }))
 	if !l.resolver.asked("control-c2vjcmv0") {
 		t.Fatal("positive control: the upstream resolver did not see a query from the host namespace")
 	}
@@ -407,7 +407,7 @@ func TestNetDNSRebinding(t *testing.T) {
 		m := new(dns.Msg)
 		m.SetQuestion(name, dns.TypeA)
 		var in *dns.Msg
-		must(t, l.h.do(func() (err error) {
+		must(t, l.h.Do(func() (err error) {
 			in, _, err = (&dns.Client{Timeout: 3 * time.Second}).Exchange(m, ipResolver+":53")
 			return err
 		}))
@@ -455,7 +455,7 @@ func TestNetReachServerAPI(t *testing.T) {
 		t.Fatal("no attachment")
 	}
 	gw := slot.HostV4.String()
-	must(t, l.h.do(func() error {
+	must(t, l.h.Do(func() error {
 		c, err := net.DialTimeout("tcp", gw+":7070", 3*time.Second)
 		if err == nil {
 			c.Close()
@@ -504,7 +504,7 @@ func TestNetRawSocketsAndUDP(t *testing.T) {
 		}
 	}
 	// Control: a datagram from H arrives.
-	must(t, l.h.do(func() error {
+	must(t, l.h.Do(func() error {
 		c, err := net.Dial("udp", ipAllowed+":9999")
 		if err == nil {
 			_, err = c.Write([]byte("control-datagram"))

@@ -210,7 +210,7 @@ func errorCode(body string) string {
 func TestPortDoesNotExposeHost(t *testing.T) {
 	l := newSrvLab(t)
 	mark := randomMarker("HOST-SERVICE")
-	ln := l.ns.listen("tcp", "127.0.0.1:0")
+	ln := l.ns.Listen("tcp", "127.0.0.1:0")
 	hsrv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, mark)
 	})}
@@ -263,7 +263,7 @@ func TestPortClosedWithSandbox(t *testing.T) {
 	// Every name dials the server (its namespace, :7070): the port host is
 	// a name of it.
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return l.ns.dialContext(ctx, network, l.addr)
+		return l.ns.Dial(ctx, network, l.addr)
 	}}}
 	dial := func(what, u string, hdr http.Header) *websocket.Conn {
 		c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: hdr})

@@ -102,7 +102,7 @@ func startServer(t *testing.T, o serverOptions) *server {
 	if o.network {
 		s.ns = newNetNS(t)
 		s.addr = "127.0.0.1:7070"
-		tr.DialContext = s.ns.dialContext
+		tr.DialContext = s.ns.Dial
 	} else {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -140,7 +140,7 @@ func (s *server) start() {
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	t0 := time.Now()
 	if s.ns != nil {
-		err = s.ns.do(s.cmd.Start) // the child is born in the namespace
+		err = s.ns.Do(s.cmd.Start) // the child is born in the namespace
 	} else {
 		err = s.cmd.Start()
 	}

@@ -96,10 +96,10 @@ func newSrvLab(t *testing.T, extra ...string) *srvLab {
 
 	h := l.ns
 	l.o = newNetNS(t)
-	hh, oh := h.handle(), l.o.handle()
+	hh, oh := h.Handle(), l.o.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name, la.Flags = "sl0", net.FlagUp
-	veth := &netlink.Veth{LinkAttrs: la, PeerName: "sl1", PeerNamespace: netlink.NsFd(l.o.fd)}
+	veth := &netlink.Veth{LinkAttrs: la, PeerName: "sl1", PeerNamespace: netlink.NsFd(l.o.FD)}
 	must(t, hh.LinkAdd(veth))
 	addAddrs(t, hh, veth, ipSrvHostLab+"/30")
 	peer, err := oh.LinkByName("sl1")
@@ -234,7 +234,7 @@ func echoHeaders(w http.ResponseWriter, r *http.Request) {
 // Every answer allows any origin (CORS), so that a browser page in a
 // sandbox that reached a server could read its answer.
 func (l *srvLab) serve(addr, name string, cert *tls.Certificate) {
-	ln := l.o.listen("tcp", addr)
+	ln := l.o.Listen("tcp", addr)
 	if cert != nil {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*cert}})
 	}
@@ -286,7 +286,7 @@ func nsRequest(ns *netNS, ca []byte, method, url, host string, hdr ...string) (i
 		if h, p, err := net.SplitHostPort(addr); err == nil && names[h] != "" {
 			addr = net.JoinHostPort(names[h], p)
 		}
-		return ns.dialContext(ctx, network, addr)
+		return ns.Dial(ctx, network, addr)
 	}
 	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}}
 	req, err := http.NewRequest(method, url, nil)

@@ -74,7 +74,7 @@ func newInjectEnv(t testing.TB, o ...testenv.Options) *injectEnv {
 	ndb, err := store.Open(t.TempDir(), network.Migrations...)
 	must(t, err)
 	t.Cleanup(func() { ndb.Close() })
-	st, err := network.New(context.Background(), network.Options{DB: ndb.SQL(), Log: log, HostNS: l.host.path(),
+	st, err := network.New(context.Background(), network.Options{DB: ndb.SQL(), Log: log, HostNS: l.host.Path(),
 		Upstreams: []netip.AddrPort{}, AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
 		Static: map[string][]netip.Addr{"api.test": {addrAPI}, "other.test": {addrOther}}})
 	if err != nil {

@@ -17,15 +17,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/testenv/netlab"
 )
 
 // The lab: two network namespaces this test makes, so that nothing the
@@ -47,81 +45,9 @@ var (
 	addrOther = netip.MustParseAddr("203.0.113.11")
 )
 
-type netNS struct{ fd int }
+type netNS struct{ *netlab.NS }
 
-func newNetNS(t testing.TB) *netNS {
-	t.Helper()
-	var fd int
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		goruntime.LockOSThread()
-		orig, e := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if e != nil {
-			err = e
-			return
-		}
-		defer unix.Close(orig)
-		if e := unix.Unshare(unix.CLONE_NEWNET); e != nil {
-			err = e
-			return
-		}
-		fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-	}()
-	<-done
-	if err != nil {
-		t.Fatalf("new network namespace: %v", err)
-	}
-	n := &netNS{fd: fd}
-	t.Cleanup(func() { unix.Close(n.fd) })
-	lo, err := n.handle(t).LinkByName("lo")
-	if err == nil {
-		err = n.handle(t).LinkSetUp(lo)
-	}
-	must(t, err)
-	return n
-}
-
-func (n *netNS) path() string { return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), n.fd) }
-
-func (n *netNS) handle(t testing.TB) *netlink.Handle {
-	t.Helper()
-	h, err := netlink.NewHandleAt(netns.NsHandle(n.fd), unix.NETLINK_ROUTE)
-	must(t, err)
-	t.Cleanup(h.Close)
-	return h
-}
-
-func (n *netNS) listen(t testing.TB, addr string) net.Listener {
-	t.Helper()
-	var ln net.Listener
-	errc := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(n.fd, unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		ln, err = net.Listen("tcp", addr)
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	must(t, <-errc)
-	t.Cleanup(func() { ln.Close() })
-	return ln
-}
+func newNetNS(t testing.TB) *netNS { return &netNS{netlab.New(t)} }
 
 func must(t testing.TB, err error) {
 	t.Helper()
@@ -135,10 +61,7 @@ func ipnet(p netip.Prefix) *net.IPNet {
 }
 
 func addAddr(t testing.TB, h *netlink.Handle, l netlink.Link, cidrs ...string) {
-	t.Helper()
-	for _, c := range cidrs {
-		must(t, h.AddrAdd(l, &netlink.Addr{IPNet: ipnet(netip.MustParsePrefix(c))}))
-	}
+	netlab.AddAddr(t, h, l, cidrs...)
 }
 
 // seen is what an upstream server was sent.
@@ -158,11 +81,11 @@ type lab struct {
 func newLab(t testing.TB, wantAuth string) *lab {
 	t.Helper()
 	l := &lab{host: newNetNS(t), out: newNetNS(t), got: map[string][]seen{}}
-	hh, oh := l.host.handle(t), l.out.handle(t)
+	hh, oh := l.host.Handle(), l.out.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name = "lab0"
 	la.Flags = net.FlagUp
-	v := &netlink.Veth{LinkAttrs: la, PeerName: "lab1", PeerNamespace: netlink.NsFd(l.out.fd)}
+	v := &netlink.Veth{LinkAttrs: la, PeerName: "lab1", PeerNamespace: netlink.NsFd(l.out.FD)}
 	must(t, hh.LinkAdd(v))
 	addAddr(t, hh, v, "10.250.0.1/30")
 	peer, err := oh.LinkByName("lab1")
@@ -210,7 +133,7 @@ func (l *lab) makeCA(t testing.TB, names ...string) tls.Certificate {
 // Authorization, never the header itself (the sandbox must not learn the
 // secret from an echo).
 func (l *lab) serve(t testing.TB, addr, name string, cert *tls.Certificate, wantAuth string) {
-	ln := l.out.listen(t, addr)
+	ln := l.out.Listen("tcp", addr)
 	if cert != nil {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*cert}})
 	}
