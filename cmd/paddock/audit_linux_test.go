@@ -19,6 +19,7 @@ import (
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // auditServer is a real `paddock serve` child process for the audit
@@ -92,12 +93,7 @@ func (s *auditServer) verify() (int, string) {
 // leaves) is repaired at the next start — and only that — and recorded;
 // after more work and a clean stop the whole log verifies.
 func TestAuditSurvivesKill9(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if testing.Short() {
-		t.Skip("builds and runs a server")
-	}
+	testenv.RequireServer(t)
 	dir, err := os.MkdirTemp("", "pdkak")
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // from the sandbox's own files (no network needed).
 func TestBrowserCLI(t *testing.T) {
 	if _, err := os.Stat(browser.DefaultChromium); err != nil {
-		t.Skip("Debian's chromium is not installed: apt-get install chromium")
+		t.Skipf("Debian's chromium is not installed (%s): apt-get install chromium (.ci/run installs it)", browser.DefaultChromium)
 	}
 	e := testenv.New(t, testenv.Options{})
 	svc := browser.New(e.Manager, browser.Options{})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // server is a real `paddock serve` child process.
@@ -148,12 +149,7 @@ func (s *server) leftovers() []string {
 // cleaned up; leftovers nobody recorded are swept; and once everything is
 // deleted nothing is left.
 func TestKill9AndRestart(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if testing.Short() {
-		t.Skip("builds and runs a server")
-	}
+	testenv.RequireServer(t)
 	dir, err := os.MkdirTemp("", "pdkrs")
 	if err != nil {
 		t.Fatal(err)

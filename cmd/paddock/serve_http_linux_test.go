@@ -19,6 +19,7 @@ import (
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestServeHardening runs the real `paddock serve` with short timeouts and
@@ -27,12 +28,7 @@ import (
 // oversized header answers 431; foreign Host and cross-site Origin are
 // refused while --allowed-host works; the token secret is created 0600.
 func TestServeHardening(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("paddock serve needs root")
-	}
-	if testing.Short() {
-		t.Skip("builds and runs the server")
-	}
+	testenv.RequireServer(t)
 	bin := filepath.Join(t.TempDir(), "paddock")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

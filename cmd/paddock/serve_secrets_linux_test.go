@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestServeSecretsAndPorts runs the real `paddock serve` (no sandbox
@@ -24,12 +25,7 @@ import (
 // secret is a 400 (the manager's Admission), and a sandbox port answers on
 // the ports domain (the hardening allows its names).
 func TestServeSecretsAndPorts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("paddock serve needs root")
-	}
-	if testing.Short() {
-		t.Skip("builds and runs a server")
-	}
+	testenv.RequireServer(t)
 	dir, err := os.MkdirTemp("", "pdksec")
 	if err != nil {
 		t.Fatal(err)

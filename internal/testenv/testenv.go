@@ -52,6 +52,17 @@ func RequireRoot(t testing.TB) {
 	}
 }
 
+// RequireServer skips a test that builds the paddock binary and runs
+// `paddock serve` as a child: it needs root, and is left out of -short runs
+// (a build takes tens of seconds). make test runs it.
+func RequireServer(t testing.TB) {
+	t.Helper()
+	RequireRoot(t)
+	if testing.Short() {
+		t.Skip("-short: this test builds the paddock binary and runs paddock serve")
+	}
+}
+
 // Options tune New.
 type Options struct {
 	PoolSize     int
