@@ -362,7 +362,13 @@ func TestResourceDaemonAtTimeout(t *testing.T) {
 	e := newEnv(t, testenv.Options{})
 	id := e.sandbox(client.Spec{TimeoutS: 3})
 	e.sh(id, "", "(setsid sh -c 'trap \"\" HUP TERM; exec sleep 1000' >/dev/null 2>&1 &); true")
-	if r := e.sh(id, "", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"); !strings.Contains(r.Stdout, "sleep 1000") {
+	// The exec returns once its output closes, which the daemon does at
+	// once: it may still be on its way to exec sleep.
+	var r client.ExecResponse
+	if !waitFor(10*time.Second, func() bool {
+		r = e.sh(id, "", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+		return strings.Contains(r.Stdout, "sleep 1000")
+	}) {
 		t.Fatalf("the daemon did not start: %+v", r)
 	}
 	gone := waitFor(30*time.Second, func() bool {
