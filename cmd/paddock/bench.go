@@ -27,6 +27,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/bench"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -262,8 +263,9 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 		// Whatever the bench's own cleanup missed goes too.
-		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench"}
-		for _, sb := range st.mgr.List(ctx, scope, nil) {
+		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench", Rights: rights.All}
+		list, _ := st.mgr.List(ctx, scope, nil)
+		for _, sb := range list {
 			_ = st.mgr.Delete(ctx, scope, sb.ID)
 		}
 		err := st.mgr.Close(ctx)

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 func (s *Server) execRoutes() {
-	s.authed("POST /v1/sandboxes/{id}/exec", auth.ScopeExec, s.exec)
+	s.authed("POST /v1/sandboxes/{id}/exec", rights.Exec, s.exec)
 }
 
 // ExecResponse is the buffered answer of an exec.
@@ -51,7 +51,7 @@ func (n *ndjsonOut) emit(v any) error {
 func (n *ndjsonOut) Stdout(p []byte) error { return n.emit(map[string]string{"stdout": string(p)}) }
 func (n *ndjsonOut) Stderr(p []byte) error { return n.emit(map[string]string{"stderr": string(p)}) }
 
-func (s *Server) exec(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) exec(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.ExecRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
@@ -60,7 +60,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	id := r.PathValue("id")
 	if !strings.Contains(r.Header.Get("Accept"), "application/x-ndjson") {
 		var out bufferOut
-		res, err := s.m.Exec(r.Context(), scopeOf(p), id, req, nil, &out, false)
+		res, err := s.m.Exec(r.Context(), sc, id, req, nil, &out, false)
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -73,7 +73,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	sw := &lazyStream{w: w}
 	out := &ndjsonOut{enc: json.NewEncoder(sw)}
 	out.fl = sw
-	res, err := s.m.Exec(r.Context(), scopeOf(p), id, req, nil, out, true)
+	res, err := s.m.Exec(r.Context(), sc, id, req, nil, out, true)
 	if err != nil {
 		if !sw.started {
 			writeError(w, r, err)

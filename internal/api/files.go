@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -24,19 +24,19 @@ import (
 
 func (s *Server) fileRoutes() {
 	const base = "/v1/sandboxes/{id}/files"
-	s.authed("GET "+base, auth.ScopeRead, s.readFile)
-	s.authed("PUT "+base, auth.ScopeWrite, s.writeFile)
-	s.authed("DELETE "+base, auth.ScopeWrite, s.removeFile)
-	s.authed("GET "+base+"/stat", auth.ScopeRead, s.statFile)
-	s.authed("GET "+base+"/list", auth.ScopeRead, s.listFiles)
-	s.authed("POST "+base+"/mkdir", auth.ScopeWrite, s.mkdir)
-	s.authed("POST "+base+"/move", auth.ScopeWrite, s.moveFile)
-	s.authed("POST "+base+"/edit", auth.ScopeWrite, s.editFile)
-	s.authed("GET "+base+"/find", auth.ScopeRead, s.findFiles)
-	s.authed("GET "+base+"/search", auth.ScopeRead, s.searchFiles)
-	s.authed("GET "+base+"/archive", auth.ScopeRead, s.downloadArchive)
-	s.authed("POST "+base+"/archive", auth.ScopeWrite, s.uploadArchive)
-	s.authed("GET "+base+"/watch", auth.ScopeRead, s.watchFiles)
+	s.authed("GET "+base, rights.Read, s.readFile)
+	s.authed("PUT "+base, rights.Write, s.writeFile)
+	s.authed("DELETE "+base, rights.Write, s.removeFile)
+	s.authed("GET "+base+"/stat", rights.Read, s.statFile)
+	s.authed("GET "+base+"/list", rights.Read, s.listFiles)
+	s.authed("POST "+base+"/mkdir", rights.Write, s.mkdir)
+	s.authed("POST "+base+"/move", rights.Write, s.moveFile)
+	s.authed("POST "+base+"/edit", rights.Write, s.editFile)
+	s.authed("GET "+base+"/find", rights.Read, s.findFiles)
+	s.authed("GET "+base+"/search", rights.Read, s.searchFiles)
+	s.authed("GET "+base+"/archive", rights.Read, s.downloadArchive)
+	s.authed("POST "+base+"/archive", rights.Write, s.uploadArchive)
+	s.authed("GET "+base+"/watch", rights.Read, s.watchFiles)
 }
 
 // fileQuery parses the query strictly: a malformed escape or an unknown
@@ -64,7 +64,7 @@ func fileQuery(r *http.Request, allowed ...string) (*guestapi.Query, error) {
 	return &guestapi.Query{V: v}, nil
 }
 
-func (s *Server) readFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "offset", "length", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -91,7 +91,7 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 		}
 		ranged = true
 	}
-	fr, err := s.m.ReadFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fr, err := s.m.ReadFile(r.Context(), sc, r.PathValue("id"), req)
 	if re, ok := guestapi.IsRange(err); ok {
 		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
 		fileStatusError(w, http.StatusRequestedRangeNotSatisfiable, err)
@@ -193,7 +193,7 @@ func fileStatusError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, body)
 }
 
-func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "mode", "parents", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -204,7 +204,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, p auth.Princi
 		writeError(w, r, q.Err)
 		return
 	}
-	fi, err := s.m.WriteFile(r.Context(), scopeOf(p), r.PathValue("id"), req, r.Body, r.ContentLength)
+	fi, err := s.m.WriteFile(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -212,7 +212,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, p auth.Princi
 	writeJSON(w, http.StatusOK, fi)
 }
 
-func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "recursive", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -223,7 +223,7 @@ func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, p auth.Princ
 		writeError(w, r, q.Err)
 		return
 	}
-	res, err := s.m.RemoveFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.RemoveFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -231,7 +231,7 @@ func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) statFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "follow", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -242,7 +242,7 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 		writeError(w, r, q.Err)
 		return
 	}
-	fi, err := s.m.StatFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fi, err := s.m.StatFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -250,7 +250,7 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 	writeJSON(w, http.StatusOK, fi)
 }
 
-func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "depth", "limit", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -261,7 +261,7 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, p auth.Princi
 		writeError(w, r, q.Err)
 		return
 	}
-	raw, err := s.m.ListFilesJSON(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	raw, err := s.m.ListFilesJSON(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -273,13 +273,13 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, p auth.Princi
 	_, _ = w.Write(raw)
 }
 
-func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.MkdirRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	fi, err := s.m.MakeDir(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fi, err := s.m.MakeDir(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -287,13 +287,13 @@ func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	writeJSON(w, http.StatusOK, fi)
 }
 
-func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.MoveRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	fi, err := s.m.MoveFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fi, err := s.m.MoveFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -304,13 +304,13 @@ func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 // maxEditBody bounds an edit's JSON (it carries file content, escaped).
 const maxEditBody = 2*guestapi.MaxEditBytes + 64<<10
 
-func (s *Server) editFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) editFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.EditRequest
 	if err := decodeFileJSON(r, &req, maxEditBody); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	res, err := s.m.EditFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.EditFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -341,7 +341,7 @@ func decodeFileJSON(r *http.Request, v any, max int64) error {
 	return nil
 }
 
-func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "pattern", "type", "limit", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -353,7 +353,7 @@ func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, p auth.Princi
 		writeError(w, r, q.Err)
 		return
 	}
-	res, err := s.m.FindFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.FindFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -361,7 +361,7 @@ func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, p auth.Princi
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -373,7 +373,7 @@ func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, p auth.Prin
 		writeError(w, r, q.Err)
 		return
 	}
-	res, err := s.m.SearchFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.SearchFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -381,7 +381,7 @@ func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, p auth.Prin
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "gzip", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -392,7 +392,7 @@ func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, p auth.
 		writeError(w, r, q.Err)
 		return
 	}
-	body, err := s.m.DownloadArchive(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	body, err := s.m.DownloadArchive(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -429,7 +429,7 @@ func attachmentName(s string) string {
 	return b.String()
 }
 
-func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "user", "max_entries", "max_ratio")
 	if err != nil {
 		writeError(w, r, err)
@@ -440,7 +440,7 @@ func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, p auth.Pr
 		writeError(w, r, q.Err)
 		return
 	}
-	res, err := s.m.UploadArchive(r.Context(), scopeOf(p), r.PathValue("id"), req, r.Body, r.ContentLength)
+	res, err := s.m.UploadArchive(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -448,7 +448,7 @@ func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, p auth.Pr
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "recursive", "user")
 	if err != nil {
 		writeError(w, r, err)
@@ -459,7 +459,7 @@ func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, p auth.Princ
 		writeError(w, r, q.Err)
 		return
 	}
-	watch, err := s.m.WatchFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	watch, err := s.m.WatchFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -15,6 +15,8 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -52,11 +54,11 @@ var portMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, htt
 func portClaim(id string, port int) string { return id + "_p" + strconv.Itoa(port) }
 
 func (s *Server) portRoutes() {
-	s.authed("POST /v1/sandboxes/{id}/ports/{port}/url", auth.ScopeExec, s.portURL)
+	s.authed("POST /v1/sandboxes/{id}/ports/{port}/url", rights.Exec, s.portURL)
 	pp := newPortProxy(s)
 	for _, m := range portMethods {
 		pattern := m + " " + portPattern
-		s.routes = append(s.routes, route{Method: m, Pattern: portPattern})
+		s.routes = append(s.routes, Route{Method: m, Pattern: portPattern, Need: rights.Exec, Port: true})
 		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			pp.serve(w, r, pattern, r.PathValue("id"), r.PathValue("port"), portRest(r.URL.EscapedPath()), false)
 		})
@@ -100,7 +102,7 @@ type portURLBody struct {
 	TTLS int64 `json:"ttl_s"`
 }
 
-func (s *Server) portURL(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	id := r.PathValue("id")
 	port, ok := parsePort(r.PathValue("port"))
 	if !ok {
@@ -120,15 +122,11 @@ func (s *Server) portURL(w http.ResponseWriter, r *http.Request, p auth.Principa
 		}
 		ttl = time.Duration(b.TTLS) * time.Second
 	}
-	if _, err := s.m.ExposePort(r.Context(), scopeOf(p), id, port); err != nil {
+	if _, err := s.m.ExposePort(r.Context(), sc, id, port); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	ks, ok := s.keys(w, r)
-	if !ok {
-		return
-	}
-	tok, err := ks.MintToken(p, portClaim(id, port), []auth.Scope{auth.ScopeExec}, ttl)
+	tok, err := s.keys.MintToken(sc, portClaim(id, port), []auth.Scope{auth.ScopeExec}, ttl)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -140,7 +138,7 @@ func (s *Server) portURL(w http.ResponseWriter, r *http.Request, p auth.Principa
 	var u string
 	if d := s.portsDomain(); d != "" {
 		host := strconv.Itoa(port) + "-" + id + "." + d
-		if _, p := splitHost(r.Host); p != "" {
+		if _, p := gate.SplitHost(r.Host); p != "" {
 			host += ":" + p
 		}
 		u = scheme + "://" + host + "/?" + PortTokenParam + "=" + url.QueryEscape(tok.Token)
@@ -166,7 +164,7 @@ func (s *Server) portHosts(next http.Handler) http.Handler {
 	}
 	suffix := "." + domain
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, _ := splitHost(r.Host)
+		h, _ := gate.SplitHost(r.Host)
 		if h != domain && !strings.HasSuffix(h, suffix) {
 			next.ServeHTTP(w, r)
 			return
@@ -185,8 +183,9 @@ func (s *Server) portHosts(next http.Handler) http.Handler {
 // portProxy forwards requests to sandbox ports, keeping connections to
 // each (sandbox, port) alive between requests.
 type portProxy struct {
-	s  *Server
-	rp *httputil.ReverseProxy
+	s    *Server
+	rp   *httputil.ReverseProxy
+	gate *gate.Gate // finds no credential itself: serve has (portPrincipal)
 }
 
 type portCtxKey struct{}
@@ -205,7 +204,7 @@ func targetKey(t *sandbox.PortTarget) string {
 }
 
 func newPortProxy(s *Server) *portProxy {
-	pp := &portProxy{s: s}
+	pp := &portProxy{s: s, gate: gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "REST", Vet: portsVet, Fail: writeError})}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -300,27 +299,29 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 		r.SetPathValue("id", id)
 		r.SetPathValue("port", portStr)
 	}
-	if s.o.Auditor != nil {
-		end, err := s.o.Auditor.Begin(r, p, pattern)
-		if err != nil {
-			s.log.Error("audit log unavailable; refusing request", "route", pattern, "err", err)
-			writeError(w, r, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act"))
-			return
-		}
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() { end(sw.status) }()
-		w = sw
+	pp.gate.Serve(w, r, p, pattern, rights.Exec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pp.forward(w, r, cred, id, port, rest, hostMode)
+	}))
+}
+
+// portsVet refuses a token minted for another sandbox or port as if this
+// one did not exist (the port gate's Vet: after the request is recorded).
+func portsVet(r *http.Request, p auth.Principal) error {
+	id := r.PathValue("id")
+	port, _ := parsePort(r.PathValue("port"))
+	if p.Sandbox != "" && p.Sandbox != id && p.Sandbox != portClaim(id, port) {
+		return errs.NotFound("sandbox not found")
 	}
-	if cred.unbound {
-		// A token for another sandbox or port: as if this one did not exist.
-		writeError(w, r, errs.NotFound("sandbox not found"))
-		return
-	}
-	if !p.Can(auth.ScopeExec) {
-		writeError(w, r, errs.New(errs.CodeForbidden, "this key lacks the %q scope", auth.ScopeExec))
-		return
-	}
-	sc := sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: id}
+	return nil
+}
+
+// forward sends one authorised request to the port.
+func (pp *portProxy) forward(w http.ResponseWriter, r *http.Request, cred portCred, id string, port int, rest string, hostMode bool) {
+	s := pp.s
+	// A port link's token names "{id}_p{port}", which is no sandbox: once
+	// vetted, the caller acts on this sandbox alone (a key, too).
+	sc := gate.Scope(r.Context())
+	sc.Sandbox = id
 	target, err := s.m.ExposePort(r.Context(), sc, id, port)
 	if err != nil {
 		writeError(w, r, err)
@@ -349,7 +350,7 @@ type portCred struct {
 	p       auth.Principal
 	header  bool   // the Authorization header held a Paddock credential
 	query   string // the token given in the URL, if that is what authenticated
-	unbound bool   // p is valid but for another sandbox or port (answered 404 once audited)
+	unbound bool   // p is valid but for another sandbox or port (answered 404 once audited: portsVet)
 }
 
 // portPrincipal authenticates a port request: an API key or token in the

@@ -24,6 +24,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -162,6 +163,9 @@ func (a *act) rendererAlive() bool {
 
 // Navigate loads a URL in a tab and waits for it (load by default).
 func (s *Service) Navigate(ctx context.Context, sc sandbox.Scope, id string, req wire.NavigateRequest) (wire.Page, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Page{}, err
+	}
 	u, err := checkURL(req.URL)
 	if err != nil {
 		return wire.Page{}, err
@@ -322,6 +326,9 @@ func (s *Service) navError(spec sandbox.Spec, u *url.URL, a *act, err error) err
 
 // Click clicks an element.
 func (s *Service) Click(ctx context.Context, sc sandbox.Scope, id string, req wire.ClickRequest) (wire.Page, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Page{}, err
+	}
 	sel, _, err := targetOf(req.Target, true)
 	if err != nil {
 		return wire.Page{}, err
@@ -392,6 +399,9 @@ func (a *act) click(x, y float64, button input.MouseButton, count int) error {
 
 // Type types text into an element.
 func (s *Service) Type(ctx context.Context, sc sandbox.Scope, id string, req wire.TypeRequest) (wire.Page, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Page{}, err
+	}
 	sel, _, err := targetOf(req.Target, true)
 	if err != nil {
 		return wire.Page{}, err
@@ -470,6 +480,9 @@ func (a *act) press(k keyCombo) error {
 // Press presses a key (on an element, if one is named: it is focused
 // first).
 func (s *Service) Press(ctx context.Context, sc sandbox.Scope, id string, req wire.PressRequest) (wire.Page, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Page{}, err
+	}
 	k, err := parseKey(req.Key)
 	if err != nil {
 		return wire.Page{}, err
@@ -518,6 +531,9 @@ func (s *Service) Press(ctx context.Context, sc sandbox.Scope, id string, req wi
 
 // Scroll scrolls an element into view, or the page by an amount.
 func (s *Service) Scroll(ctx context.Context, sc sandbox.Scope, id string, req wire.ScrollRequest) (wire.ScrollResult, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.ScrollResult{}, err
+	}
 	sel, hasSel, err := targetOf(req.Target, false)
 	if err != nil {
 		return wire.ScrollResult{}, err
@@ -585,6 +601,9 @@ func (s *Service) Scroll(ctx context.Context, sc sandbox.Scope, id string, req w
 
 // Text reads the page's text, or its readable content as Markdown.
 func (s *Service) Text(ctx context.Context, sc sandbox.Scope, id string, req wire.TextRequest) (wire.TextResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.TextResult{}, err
+	}
 	src := jsText
 	switch req.Format {
 	case "", wire.FormatText:
@@ -643,6 +662,9 @@ func clipBytes(s string, n int) (string, bool) {
 // Eval evaluates JavaScript in the page; a promise is awaited. The
 // expression may use top-level await.
 func (s *Service) Eval(ctx context.Context, sc sandbox.Scope, id string, req wire.EvalRequest) (wire.EvalResult, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.EvalResult{}, err
+	}
 	if strings.TrimSpace(req.Expression) == "" || len(req.Expression) > maxExpression || !utf8.ValidString(req.Expression) {
 		return wire.EvalResult{}, errs.Invalid("expression must be UTF-8 JavaScript under %d bytes", maxExpression)
 	}
@@ -689,6 +711,9 @@ func (s *Service) Eval(ctx context.Context, sc sandbox.Scope, id string, req wir
 // Screenshot takes a PNG of the viewport or of the whole page (at most
 // 16384 pixels tall).
 func (s *Service) Screenshot(ctx context.Context, sc sandbox.Scope, id string, req wire.ScreenshotRequest) (wire.Screenshot, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.Screenshot{}, err
+	}
 	var out wire.Screenshot
 	err := s.run(ctx, sc, id, req.Tab, "the screenshot", s.o.ActionTimeout, func(a *act) error {
 		fast := true
@@ -726,6 +751,9 @@ func (s *Service) Screenshot(ctx context.Context, sc sandbox.Scope, id string, r
 
 // Tabs lists the browser's tabs.
 func (s *Service) Tabs(ctx context.Context, sc sandbox.Scope, id string) (wire.Tabs, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.Tabs{}, err
+	}
 	sess, err := s.session(ctx, sc, id)
 	if err != nil {
 		return wire.Tabs{}, err
@@ -743,6 +771,9 @@ func (s *Service) Tabs(ctx context.Context, sc sandbox.Scope, id string) (wire.T
 
 // OpenTab opens a tab, makes it current and loads req.URL in it.
 func (s *Service) OpenTab(ctx context.Context, sc sandbox.Scope, id string, req wire.OpenTabRequest) (wire.Tab, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Tab{}, err
+	}
 	if req.URL != "" {
 		if _, err := checkURL(req.URL); err != nil {
 			return wire.Tab{}, err
@@ -780,6 +811,9 @@ func (s *Service) OpenTab(ctx context.Context, sc sandbox.Scope, id string, req 
 
 // SwitchTab makes a tab the current one (and brings it to the front).
 func (s *Service) SwitchTab(ctx context.Context, sc sandbox.Scope, id, ref string) (wire.Tab, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Tab{}, err
+	}
 	var out wire.Tab
 	err := s.audited(ctx, sc, id, "tab_switch", map[string]any{"tab": ref}, func() error {
 		return s.runOn(ctx, sc, id, ref, "switching tabs", attachTimeout, true, func(a *act) error {
@@ -796,6 +830,9 @@ func (s *Service) SwitchTab(ctx context.Context, sc sandbox.Scope, id, ref strin
 
 // CloseTab closes a tab and returns the ones left.
 func (s *Service) CloseTab(ctx context.Context, sc sandbox.Scope, id, ref string) (wire.Tabs, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Tabs{}, err
+	}
 	if ref == "" {
 		return wire.Tabs{}, errs.Invalid("name the tab to close (its id or index)")
 	}
@@ -845,6 +882,9 @@ func (s *Service) CloseTab(ctx context.Context, sc sandbox.Scope, id, ref string
 
 // Downloads lists the downloads the server saw in this browser session.
 func (s *Service) Downloads(ctx context.Context, sc sandbox.Scope, id string) (wire.Downloads, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.Downloads{}, err
+	}
 	sess, err := s.session(ctx, sc, id)
 	if err != nil {
 		return wire.Downloads{}, err
@@ -854,7 +894,7 @@ func (s *Service) Downloads(ctx context.Context, sc sandbox.Scope, id string) (w
 
 // audited records a mutating action.
 func (s *Service) audited(ctx context.Context, sc sandbox.Scope, id, action string, intent map[string]any, fn func() error) error {
-	if _, err := s.m.Get(ctx, sc, id); err != nil {
+	if _, err := s.m.Resolve(ctx, sc, id, 0); err != nil {
 		return err // no record for a sandbox the caller cannot see
 	}
 	return s.m.BrowserAction(ctx, sc, id, action, intent, func() (map[string]any, error) { return nil, fn() })

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -35,6 +36,9 @@ const WSProtocol = "paddock.v1"
 // "wss://paddock.example.com/v1/sandboxes/sb-x/browser". The browser is
 // started if it is not running (a client connecting wants one).
 func (s *Service) DevToolsJSON(ctx context.Context, sc sandbox.Scope, id, which, wsBase string) ([]byte, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
 	if which != "version" && which != "list" {
 		return nil, errs.NotFound("no DevTools document %q", clipText(which, 32))
 	}
@@ -120,6 +124,9 @@ var cdpHeaders = []string{"Connection", "Upgrade", "Sec-Websocket-Key", "Sec-Web
 // answers the request itself; an error before the relay starts is
 // returned without an answer written.
 func (s *Service) ServeCDP(w http.ResponseWriter, r *http.Request, sc sandbox.Scope, id, page string) error {
+	if err := sc.Need(rights.Exec); err != nil {
+		return err
+	}
 	path := ""
 	switch {
 	case page == "":

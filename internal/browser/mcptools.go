@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/browser/wire"
-	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
@@ -32,71 +31,56 @@ type Actions interface {
 	CloseTab(ctx context.Context, id, tab string) (wire.Tabs, error)
 }
 
-// ServiceActions runs the actions on s as the auth.Principal in each
-// call's context, with the scopes the REST routes require.
+// ServiceActions runs the actions on s as the caller in each call's
+// context (gate.Scope); the service checks what it may do.
 func ServiceActions(s *Service) Actions { return serviceActions{s} }
 
 type serviceActions struct{ s *Service }
 
-func callerScope(ctx context.Context, need auth.Scope) (sandbox.Scope, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return sandbox.Scope{}, errs.New(errs.CodeUnauthenticated, "no authenticated caller")
-	}
-	if !p.Can(need) {
-		return sandbox.Scope{}, errs.New(errs.CodeForbidden, "this key lacks the %q scope", need)
-	}
-	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: p.Sandbox}, nil
-}
-
-// scoped runs fn with the caller's scope if it holds need.
-func scoped[T any](ctx context.Context, need auth.Scope, fn func(sandbox.Scope) (T, error)) (T, error) {
-	sc, err := callerScope(ctx, need)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return fn(sc)
+// scoped runs fn as the caller of the tool call (the service checks what
+// it may do).
+func scoped[T any](ctx context.Context, fn func(sandbox.Scope) (T, error)) (T, error) {
+	return fn(gate.Scope(ctx))
 }
 
 func (a serviceActions) Navigate(ctx context.Context, id string, req wire.NavigateRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Navigate(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Navigate(ctx, sc, id, req) })
 }
 func (a serviceActions) Click(ctx context.Context, id string, req wire.ClickRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Click(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Click(ctx, sc, id, req) })
 }
 func (a serviceActions) Type(ctx context.Context, id string, req wire.TypeRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Type(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Type(ctx, sc, id, req) })
 }
 func (a serviceActions) Press(ctx context.Context, id string, req wire.PressRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Press(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Press(ctx, sc, id, req) })
 }
 func (a serviceActions) Scroll(ctx context.Context, id string, req wire.ScrollRequest) (wire.ScrollResult, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.ScrollResult, error) { return a.s.Scroll(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.ScrollResult, error) { return a.s.Scroll(ctx, sc, id, req) })
 }
 func (a serviceActions) Text(ctx context.Context, id string, req wire.TextRequest) (wire.TextResult, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.TextResult, error) { return a.s.Text(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.TextResult, error) { return a.s.Text(ctx, sc, id, req) })
 }
 func (a serviceActions) Snapshot(ctx context.Context, id string, req wire.SnapshotRequest) (wire.SnapshotResult, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.SnapshotResult, error) { return a.s.Snapshot(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.SnapshotResult, error) { return a.s.Snapshot(ctx, sc, id, req) })
 }
 func (a serviceActions) Eval(ctx context.Context, id string, req wire.EvalRequest) (wire.EvalResult, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.EvalResult, error) { return a.s.Eval(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.EvalResult, error) { return a.s.Eval(ctx, sc, id, req) })
 }
 func (a serviceActions) Screenshot(ctx context.Context, id string, req wire.ScreenshotRequest) (wire.Screenshot, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.Screenshot, error) { return a.s.Screenshot(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Screenshot, error) { return a.s.Screenshot(ctx, sc, id, req) })
 }
 func (a serviceActions) Tabs(ctx context.Context, id string) (wire.Tabs, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.Tabs, error) { return a.s.Tabs(ctx, sc, id) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Tabs, error) { return a.s.Tabs(ctx, sc, id) })
 }
 func (a serviceActions) OpenTab(ctx context.Context, id string, req wire.OpenTabRequest) (wire.Tab, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Tab, error) { return a.s.OpenTab(ctx, sc, id, req) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Tab, error) { return a.s.OpenTab(ctx, sc, id, req) })
 }
 func (a serviceActions) SwitchTab(ctx context.Context, id, tab string) (wire.Tab, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Tab, error) { return a.s.SwitchTab(ctx, sc, id, tab) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Tab, error) { return a.s.SwitchTab(ctx, sc, id, tab) })
 }
 func (a serviceActions) CloseTab(ctx context.Context, id, tab string) (wire.Tabs, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Tabs, error) { return a.s.CloseTab(ctx, sc, id, tab) })
+	return scoped(ctx, func(sc sandbox.Scope) (wire.Tabs, error) { return a.s.CloseTab(ctx, sc, id, tab) })
 }
 
 // The MCP tools' inputs and outputs.

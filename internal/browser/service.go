@@ -15,6 +15,7 @@ import (
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -273,6 +274,9 @@ func (s *Service) startBrowser(ctx context.Context, sc sandbox.Scope, id string,
 
 // Start starts the sandbox's browser (if it is not running) and connects.
 func (s *Service) Start(ctx context.Context, sc sandbox.Scope, id string) (wire.Status, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Status{}, err
+	}
 	sess, err := s.session(ctx, sc, id)
 	if err != nil {
 		return wire.Status{}, err
@@ -285,6 +289,9 @@ func (s *Service) Start(ctx context.Context, sc sandbox.Scope, id string) (wire.
 
 // Stop stops the sandbox's browser (it starts again at the next action).
 func (s *Service) Stop(ctx context.Context, sc sandbox.Scope, id string) (wire.Status, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Status{}, err
+	}
 	g, _, err := s.m.Guest(ctx, sc, id)
 	if err != nil {
 		return wire.Status{}, err
@@ -311,6 +318,9 @@ func (s *Service) Stop(ctx context.Context, sc sandbox.Scope, id string) (wire.S
 // Status reports the sandbox's browser (and its tabs, when connected). It
 // starts nothing.
 func (s *Service) Status(ctx context.Context, sc sandbox.Scope, id string) (wire.Status, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.Status{}, err
+	}
 	g, _, err := s.m.Guest(ctx, sc, id)
 	if err != nil {
 		return wire.Status{}, err

@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -473,7 +474,7 @@ func TestShowCrashRestarts(t *testing.T) {
 func TestShowScopes(t *testing.T) {
 	e := newEnv(t, browser.Options{})
 	sb := e.sandbox(t, "site.test")
-	other := sandbox.Scope{Tenant: "someone-else", Actor: "k2"}
+	other := sandbox.Scope{Tenant: "someone-else", Actor: "k2", Rights: rights.All}
 	if _, err := e.svc.Navigate(e.ctx, other, sb.ID, wire.NavigateRequest{URL: "http://site.test/"}); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Errorf("another tenant: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 
 	"github.com/paddockhq/paddock/internal/browser/wire"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -24,6 +25,9 @@ const (
 // ("- button \"Save\" [ref=e7]"), and remembers the references for the
 // actions that follow (until the page navigates or the next snapshot).
 func (s *Service) Snapshot(ctx context.Context, sc sandbox.Scope, id string, req wire.SnapshotRequest) (wire.SnapshotResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.SnapshotResult{}, err
+	}
 	max, err := maxBytes(req.MaxBytes, defaultSnapshotBytes, maxSnapshotBytes)
 	if err != nil {
 		return wire.SnapshotResult{}, err

@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -81,6 +82,9 @@ var viewPage = template.Must(template.New("view").Parse(`<!doctype html>
 // frames nothing and is framed by nothing, and sends no referrer (its URL
 // carries the token).
 func (s *Service) ServeViewPage(w http.ResponseWriter, r *http.Request, sc sandbox.Scope, id string) error {
+	if err := sc.Need(rights.Read); err != nil {
+		return err
+	}
 	if _, err := s.m.Get(r.Context(), sc, id); err != nil {
 		return err
 	}
@@ -102,6 +106,9 @@ func (s *Service) ServeViewPage(w http.ResponseWriter, r *http.Request, sc sandb
 // ends. It follows the current tab, and reconnects when the browser
 // restarts.
 func (s *Service) View(ctx context.Context, sc sandbox.Scope, id string, c *websocket.Conn) error {
+	if err := sc.Need(rights.Read); err != nil {
+		return err
+	}
 	release, err := s.acquire(id, "live view", s.o.MaxViewers)
 	if err != nil {
 		return err

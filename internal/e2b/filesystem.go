@@ -8,24 +8,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // filesystem.Filesystem over the manager's files API.
 
 var filesystemMethods = map[string]rpcMethod{
-	"Stat":             {scope: auth.ScopeRead, unary: fsStat},
-	"ListDir":          {scope: auth.ScopeRead, unary: fsListDir},
-	"MakeDir":          {scope: auth.ScopeWrite, unary: fsMakeDir},
-	"Move":             {scope: auth.ScopeWrite, unary: fsMove},
-	"Remove":           {scope: auth.ScopeWrite, unary: fsRemove},
-	"WatchDir":         {scope: auth.ScopeRead, stream: fsWatchDir},
-	"CreateWatcher":    {scope: auth.ScopeRead, unary: fsCreateWatcher},
-	"GetWatcherEvents": {scope: auth.ScopeRead, unary: fsGetWatcherEvents},
-	"RemoveWatcher":    {scope: auth.ScopeRead, unary: fsRemoveWatcher},
+	"Stat":             {need: rights.Read, unary: fsStat},
+	"ListDir":          {need: rights.Read, unary: fsListDir},
+	"MakeDir":          {need: rights.Write, unary: fsMakeDir},
+	"Move":             {need: rights.Write, unary: fsMove},
+	"Remove":           {need: rights.Write, unary: fsRemove},
+	"WatchDir":         {need: rights.Read, stream: fsWatchDir},
+	"CreateWatcher":    {need: rights.Read, unary: fsCreateWatcher},
+	"GetWatcherEvents": {need: rights.Read, unary: fsGetWatcherEvents},
+	"RemoveWatcher":    {need: rights.Read, unary: fsRemoveWatcher},
 }
 
 // ownerName names a sandbox uid as envd does (by user name).
@@ -127,14 +127,19 @@ func fsMakeDir(c *rpcCall, decode func(any) error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// envd makes the parents too, and says whether the directory existed.
-	if fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}); err == nil {
-		if fi.Type == guestapi.TypeDir {
+	// envd makes the parents too, and says whether the directory existed
+	// (to a caller who may read the tree; one who may only write gets
+	// mkdir -p).
+	if c.q.sc.Can(rights.Read) {
+		fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user})
+		switch {
+		case err == nil && fi.Type == guestapi.TypeDir:
 			return nil, rpcErr(ccAlreadyExists, "directory %s already exists", quoteText(p))
+		case err == nil:
+			return nil, rpcErr(ccAlreadyExists, "%s exists and is not a directory", quoteText(p))
+		case errs.CodeOf(err) != errs.CodeNotFound:
+			return nil, err
 		}
-		return nil, rpcErr(ccAlreadyExists, "%s exists and is not a directory", quoteText(p))
-	} else if errs.CodeOf(err) != errs.CodeNotFound {
-		return nil, err
 	}
 	fi, err := c.s.m.MakeDir(c.ctx(), c.q.sc, c.q.id, sandbox.MkdirRequest{Path: p, User: c.q.user, Parents: true})
 	if err != nil {
@@ -184,7 +189,7 @@ func fsRemove(c *rpcCall, decode func(any) error) (any, error) {
 		if errs.CodeOf(err) != errs.CodeNotFound {
 			return nil, err
 		}
-		if _, gerr := c.s.m.Get(c.ctx(), c.q.sc, c.q.id); gerr != nil {
+		if _, gerr := c.s.m.Resolve(c.ctx(), c.q.sc, c.q.id, rights.Write); gerr != nil {
 			return nil, gerr
 		}
 	}

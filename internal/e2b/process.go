@@ -9,9 +9,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -21,14 +21,14 @@ import (
 // byte, so nothing written before the stream was open is lost.
 
 var processMethods = map[string]rpcMethod{
-	"Start":       {scope: auth.ScopeExec, stream: procStart},
-	"Connect":     {scope: auth.ScopeRead, stream: procConnect},
-	"List":        {scope: auth.ScopeRead, unary: procList},
-	"SendInput":   {scope: auth.ScopeExec, unary: procSendInput},
-	"SendSignal":  {scope: auth.ScopeExec, unary: procSendSignal},
-	"CloseStdin":  {scope: auth.ScopeExec, unary: procCloseStdin},
-	"Update":      {scope: auth.ScopeExec, unary: procUpdate},
-	"StreamInput": {scope: auth.ScopeExec, unary: procStreamInput},
+	"Start":       {need: rights.Exec, stream: procStart},
+	"Connect":     {need: rights.Read, stream: procConnect},
+	"List":        {need: rights.Read, unary: procList},
+	"SendInput":   {need: rights.Exec, unary: procSendInput},
+	"SendSignal":  {need: rights.Exec, unary: procSendSignal},
+	"CloseStdin":  {need: rights.Exec, unary: procCloseStdin},
+	"Update":      {need: rights.Exec, unary: procUpdate},
+	"StreamInput": {need: rights.Exec, unary: procStreamInput},
 }
 
 // defaultPTY is the size of a terminal whose request gives none.
@@ -192,14 +192,15 @@ func selectorRef(sel *pbSelector) (string, error) {
 	return strconv.FormatUint(uint64(*sel.Pid), 10), nil
 }
 
-// runningProcess resolves a selector to a running process: envd knows
-// only those, and the SDK's kill answers false for the others.
+// runningProcess resolves a selector to a running process, for an
+// action that needs exec: envd knows only running processes, and the
+// SDK's kill answers false for the others.
 func (c *rpcCall) runningProcess(sel *pbSelector) (sandbox.ProcessInfo, error) {
 	ref, err := selectorRef(sel)
 	if err != nil {
 		return sandbox.ProcessInfo{}, err
 	}
-	info, err := c.s.m.Process(c.ctx(), c.q.sc, c.q.id, ref)
+	info, err := c.s.m.ResolveProcess(c.ctx(), c.q.sc, c.q.id, ref, rights.Exec)
 	if err != nil {
 		return info, err
 	}
@@ -359,9 +360,13 @@ func (k *killTimers) arm(s *Server, sc sandbox.Scope, id, proc string, d time.Du
 		k.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		info, err := s.m.Process(ctx, sc, id, proc)
-		if err != nil || info.State != guestapi.ProcRunning {
-			return
+		// A caller who may read the process is spared the record of
+		// killing one that exited meanwhile; an exec-only one kills.
+		if sc.Can(rights.Read) {
+			info, err := s.m.Process(ctx, sc, id, proc)
+			if err != nil || info.State != guestapi.ProcRunning {
+				return
+			}
 		}
 		if _, err := s.m.KillProcess(ctx, sc, id, proc); err != nil && errs.CodeOf(err) != errs.CodeNotFound {
 			s.log.Warn("e2b: could not end a command at its deadline", "sandbox", id, "process", proc, "err", err)

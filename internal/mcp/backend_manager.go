@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -24,8 +24,8 @@ type ManagerOptions struct {
 }
 
 // ManagerBackend runs the tools on a sandbox manager in this process. The
-// caller is the auth.Principal in each call's context; its scopes are
-// checked exactly as the REST routes check them.
+// caller is the Scope in each call's context (gate.Scope); the manager
+// checks what it may do, as for every surface.
 type ManagerBackend struct {
 	m *sandbox.Manager
 	o ManagerOptions
@@ -36,56 +36,30 @@ func NewManagerBackend(m *sandbox.Manager, o ManagerOptions) *ManagerBackend {
 	return &ManagerBackend{m: m, o: o}
 }
 
-// scope returns the caller's sandbox scope if it holds need (the REST
-// route's scope for the same action).
-func scope(ctx context.Context, need auth.Scope) (sandbox.Scope, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return sandbox.Scope{}, errs.New(errs.CodeUnauthenticated, "no authenticated caller")
-	}
-	if !p.Can(need) {
-		return sandbox.Scope{}, errs.New(errs.CodeForbidden, "this key lacks the %q scope", need)
-	}
-	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: p.Sandbox}, nil
-}
+// scope is the caller of a tool call (the manager checks what it may do).
+func scope(ctx context.Context) sandbox.Scope { return gate.Scope(ctx) }
 
 func (b *ManagerBackend) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
-	sc, err := scope(ctx, auth.ScopeWrite)
-	if err != nil {
-		return sandbox.Sandbox{}, err
-	}
+	sc := scope(ctx)
 	return b.m.Create(ctx, sc, spec)
 }
 
 func (b *ManagerBackend) List(ctx context.Context) ([]sandbox.Sandbox, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return nil, err
-	}
-	return b.m.List(ctx, sc, nil), nil
+	return b.m.List(ctx, scope(ctx), nil)
 }
 
 func (b *ManagerBackend) Get(ctx context.Context, id string) (sandbox.Sandbox, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.Sandbox{}, err
-	}
+	sc := scope(ctx)
 	return b.m.Get(ctx, sc, id)
 }
 
 func (b *ManagerBackend) Delete(ctx context.Context, id string) error {
-	sc, err := scope(ctx, auth.ScopeWrite)
-	if err != nil {
-		return err
-	}
+	sc := scope(ctx)
 	return b.m.Delete(ctx, sc, id)
 }
 
 func (b *ManagerBackend) Renew(ctx context.Context, id string, d time.Duration) (sandbox.Sandbox, error) {
-	sc, err := scope(ctx, auth.ScopeWrite)
-	if err != nil {
-		return sandbox.Sandbox{}, err
-	}
+	sc := scope(ctx)
 	return b.m.SetTimeout(ctx, sc, id, d)
 }
 
@@ -96,52 +70,34 @@ func (w writerOut) Stdout(p []byte) error { _, err := w.out.Write(p); return err
 func (w writerOut) Stderr(p []byte) error { _, err := w.err.Write(p); return err }
 
 func (b *ManagerBackend) Exec(ctx context.Context, id string, req sandbox.ExecRequest, stdout, stderr io.Writer) (sandbox.ExecResult, error) {
-	sc, err := scope(ctx, auth.ScopeExec)
-	if err != nil {
-		return sandbox.ExecResult{}, err
-	}
+	sc := scope(ctx)
 	// Streaming: the tool keeps a bounded head and tail itself, so the
 	// guest need not cut the output off.
 	return b.m.Exec(ctx, sc, id, req, nil, writerOut{stdout, stderr}, true)
 }
 
 func (b *ManagerBackend) StartProcess(ctx context.Context, id string, req sandbox.ProcessRequest) (sandbox.ProcessInfo, error) {
-	sc, err := scope(ctx, auth.ScopeExec)
-	if err != nil {
-		return sandbox.ProcessInfo{}, err
-	}
+	sc := scope(ctx)
 	return b.m.StartProcess(ctx, sc, id, req)
 }
 
 func (b *ManagerBackend) Processes(ctx context.Context, id string) ([]sandbox.ProcessInfo, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return nil, err
-	}
+	sc := scope(ctx)
 	return b.m.Processes(ctx, sc, id)
 }
 
 func (b *ManagerBackend) Process(ctx context.Context, id, ref string) (sandbox.ProcessInfo, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.ProcessInfo{}, err
-	}
+	sc := scope(ctx)
 	return b.m.Process(ctx, sc, id, ref)
 }
 
 func (b *ManagerBackend) WaitProcess(ctx context.Context, id, ref string, timeout time.Duration) (sandbox.ProcessInfo, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.ProcessInfo{}, err
-	}
+	sc := scope(ctx)
 	return b.m.WaitProcess(ctx, sc, id, ref, timeout)
 }
 
 func (b *ManagerBackend) ProcessOutput(ctx context.Context, id, ref string, from map[string]int64, fn func(Chunk) error) (sandbox.ProcessInfo, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.ProcessInfo{}, err
-	}
+	sc := scope(ctx)
 	f := sandbox.From{Mode: sandbox.FromStart}
 	if len(from) > 0 {
 		f = sandbox.From{Mode: sandbox.FromOffset, PerStream: from}
@@ -152,18 +108,12 @@ func (b *ManagerBackend) ProcessOutput(ctx context.Context, id, ref string, from
 }
 
 func (b *ManagerBackend) SignalProcess(ctx context.Context, id, ref, signal string, tree bool) (int, error) {
-	sc, err := scope(ctx, auth.ScopeExec)
-	if err != nil {
-		return 0, err
-	}
+	sc := scope(ctx)
 	return b.m.SignalProcess(ctx, sc, id, ref, signal, tree)
 }
 
 func (b *ManagerBackend) ReadFile(ctx context.Context, id, path string) (io.ReadCloser, int64, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return nil, 0, err
-	}
+	sc := scope(ctx)
 	fr, err := b.m.ReadFile(ctx, sc, id, sandbox.ReadFileRequest{Path: path})
 	if err != nil {
 		return nil, 0, err
@@ -172,50 +122,32 @@ func (b *ManagerBackend) ReadFile(ctx context.Context, id, path string) (io.Read
 }
 
 func (b *ManagerBackend) WriteFile(ctx context.Context, id string, req sandbox.WriteRequest, data []byte) (sandbox.FileInfo, error) {
-	sc, err := scope(ctx, auth.ScopeWrite)
-	if err != nil {
-		return sandbox.FileInfo{}, err
-	}
+	sc := scope(ctx)
 	return b.m.WriteFile(ctx, sc, id, req, bytes.NewReader(data), int64(len(data)))
 }
 
 func (b *ManagerBackend) EditFile(ctx context.Context, id string, req sandbox.EditRequest) (sandbox.EditResult, error) {
-	sc, err := scope(ctx, auth.ScopeWrite)
-	if err != nil {
-		return sandbox.EditResult{}, err
-	}
+	sc := scope(ctx)
 	return b.m.EditFile(ctx, sc, id, req)
 }
 
 func (b *ManagerBackend) ListFiles(ctx context.Context, id string, req sandbox.ListRequest) (sandbox.ListResult, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.ListResult{}, err
-	}
+	sc := scope(ctx)
 	return b.m.ListFiles(ctx, sc, id, req)
 }
 
 func (b *ManagerBackend) FindFiles(ctx context.Context, id string, req sandbox.FindRequest) (sandbox.FindResult, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.FindResult{}, err
-	}
+	sc := scope(ctx)
 	return b.m.FindFiles(ctx, sc, id, req)
 }
 
 func (b *ManagerBackend) SearchFiles(ctx context.Context, id string, req sandbox.SearchRequest) (sandbox.SearchResult, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return sandbox.SearchResult{}, err
-	}
+	sc := scope(ctx)
 	return b.m.SearchFiles(ctx, sc, id, req)
 }
 
 func (b *ManagerBackend) PortURL(ctx context.Context, id string, port int) (string, error) {
-	sc, err := scope(ctx, auth.ScopeRead)
-	if err != nil {
-		return "", err
-	}
+	sc := scope(ctx)
 	if err := validPort(port); err != nil {
 		return "", err
 	}

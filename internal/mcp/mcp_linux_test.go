@@ -22,6 +22,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/mcp"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -125,8 +126,9 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		_ = h.srv.Close(ctx)
 		h.hs.Close()
 		for _, tn := range []string{auth.DefaultTenant, "a", "b"} {
-			for _, sb := range h.mgr.List(ctx, sandbox.Scope{Tenant: tn}, nil) {
-				_ = h.mgr.Delete(ctx, sandbox.Scope{Tenant: tn}, sb.ID)
+			list, _ := h.mgr.List(ctx, sandbox.Scope{Tenant: tn, Rights: rights.All}, nil)
+			for _, sb := range list {
+				_ = h.mgr.Delete(ctx, sandbox.Scope{Tenant: tn, Rights: rights.All}, sb.ID)
 			}
 		}
 		_ = h.mgr.Close(ctx)
@@ -153,7 +155,7 @@ func (h *harness) key(tn string, q tenant.Quotas, scopes ...auth.Scope) auth.Cre
 	if len(scopes) == 0 {
 		scopes = []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}
 	}
-	k, err := h.e.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: tn, Scopes: scopes})
+	k, err := h.e.Auth.CreateKey(ctx, h.e.Scope, auth.KeyRequest{Tenant: tn, Scopes: scopes})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -291,7 +293,8 @@ func checkTools(t *testing.T, cs *sdk.ClientSession) {
 // sessionSandboxes lists a tenant's sandboxes made for MCP sessions.
 func (h *harness) sessionSandboxes(tn string) []sandbox.Sandbox {
 	var out []sandbox.Sandbox
-	for _, sb := range h.mgr.List(context.Background(), sandbox.Scope{Tenant: tn}, nil) {
+	list, _ := h.mgr.List(context.Background(), sandbox.Scope{Tenant: tn, Rights: rights.All}, nil)
+	for _, sb := range list {
 		if sb.Spec.Labels[mcp.SessionLabel] != "" {
 			out = append(out, sb)
 		}
@@ -520,7 +523,7 @@ func TestInMemory(t *testing.T) {
 	id := roundTrip(t, cs)
 	_ = cs.Close()
 	<-done // Serve returns after the sandbox is gone
-	if _, err := h.mgr.Get(context.Background(), sandbox.Scope{Tenant: "a"}, id); err == nil {
+	if _, err := h.mgr.Get(context.Background(), sandbox.Scope{Tenant: "a", Rights: rights.All}, id); err == nil {
 		t.Fatalf("session sandbox %s outlived its session", id)
 	}
 }
@@ -796,7 +799,7 @@ func TestSessionSandbox(t *testing.T) {
 	}
 	_ = cs.Close()
 	eventually(t, "the session sandbox to go", func() bool { return len(h.sessionSandboxes("a")) == 0 })
-	if _, err := h.mgr.Get(context.Background(), sandbox.Scope{Tenant: "a"}, made.ID); err != nil {
+	if _, err := h.mgr.Get(context.Background(), sandbox.Scope{Tenant: "a", Rights: rights.All}, made.ID); err != nil {
 		t.Fatalf("the explicitly created sandbox went with the session: %v", err)
 	}
 }
@@ -812,7 +815,7 @@ func TestSessionSandboxExpires(t *testing.T) {
 	var first execResult
 	mustOK(t, "exec", call(t, cs, "exec", map[string]any{"command": "touch /workspace/mark"}, &first))
 	eventually(t, "the sandbox to expire", func() bool {
-		_, err := h.mgr.Get(context.Background(), sandbox.Scope{Tenant: "a"}, first.Sandbox)
+		_, err := h.mgr.Get(context.Background(), sandbox.Scope{Tenant: "a", Rights: rights.All}, first.Sandbox)
 		return err != nil
 	})
 	var second execResult
@@ -831,7 +834,7 @@ func TestSandboxToken(t *testing.T) {
 	testenv.RequireRoot(t)
 	h := newHarness(t, harnessOptions{})
 	k := h.key("a", tenant.Quotas{})
-	sb, err := h.mgr.Create(context.Background(), sandbox.Scope{Tenant: "a", Actor: k.ID}, sandbox.Spec{})
+	sb, err := h.mgr.Create(context.Background(), sandbox.Scope{Tenant: "a", Actor: k.ID, Rights: rights.All}, sandbox.Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -839,7 +842,7 @@ func TestSandboxToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := h.e.Auth.MintToken(p, sb.ID, []auth.Scope{auth.ScopeRead, auth.ScopeExec}, time.Hour)
+	tok, err := h.e.Auth.MintToken(auth.ScopeOf(p), sb.ID, []auth.Scope{auth.ScopeRead, auth.ScopeExec}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -50,15 +50,9 @@ type Options struct {
 	HostChecked bool
 	// Auditor, if set, records every authenticated HTTP request, as the
 	// REST API's does (fail closed: a request it cannot record is refused).
-	Auditor Auditor
+	Auditor gate.Auditor
 	// Groups add further tools (the browser tools register here).
 	Groups []Group
-}
-
-// Auditor records requests (the REST API's api.Auditor has this shape).
-// Begin is called after authentication; the returned func gets the status.
-type Auditor interface {
-	Begin(r *http.Request, p auth.Principal, route string) (end func(status int), err error)
 }
 
 // Group registers a set of tools with Add, e.g. (the browser tools):
@@ -81,7 +75,7 @@ type Server struct {
 	b       Backend
 	o       Options
 	log     *slog.Logger
-	origins map[string]bool
+	origins *gate.Origins
 	http    *sdk.Server
 
 	mu       sync.Mutex
@@ -102,16 +96,11 @@ func New(b Backend, o Options) (*Server, error) {
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	s := &Server{b: b, o: o, log: o.Log, origins: map[string]bool{},
-		sessions: map[*sdk.ServerSession]*session{}}
-	for _, or := range o.AllowedOrigins {
-		n, ok := normalizeOrigin(or)
-		if !ok {
-			return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port]", or)
-		}
-		s.origins[n] = true
-	}
+	s := &Server{b: b, o: o, log: o.Log, sessions: map[*sdk.ServerSession]*session{}}
 	var err error
+	if s.origins, err = gate.NewOrigins(o.AllowedOrigins); err != nil {
+		return nil, err
+	}
 	if s.http, err = s.newSDK(httpCaller); err != nil {
 		return nil, err
 	}
@@ -317,7 +306,7 @@ func (s *Server) newCall(ctx context.Context, req *sdk.CallToolRequest, caller c
 	if err != nil {
 		return nil, err
 	}
-	ctx = auth.WithPrincipal(ctx, p)
+	ctx = gate.WithScope(ctx, p, auth.ScopeOf(p))
 	if base != "" {
 		ctx = withBaseURL(ctx, base)
 	}
@@ -509,7 +498,7 @@ func (s *Server) endSession(ss *sdk.ServerSession) {
 		sess.sandbox = ""
 		sess.mu.Unlock()
 		if id != "" {
-			ctx, cancel := context.WithTimeout(auth.WithPrincipal(context.Background(), p), time.Minute)
+			ctx, cancel := context.WithTimeout(gate.WithScope(context.Background(), p, auth.ScopeOf(p)), time.Minute)
 			defer cancel()
 			if err := s.b.Delete(ctx, id); err != nil && errs.CodeOf(err) != errs.CodeNotFound {
 				s.log.Warn("mcp: cannot delete the sandbox of a finished session; it expires on its own", "sandbox", id, "err", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 )
 
 // ExecRequest is one command to run (the REST body of POST .../exec).
@@ -34,6 +35,9 @@ const (
 // Exec runs req in sandbox id, streaming output to out. A stdin reader, if
 // given, is streamed to the command (req.Stdin is then ignored).
 func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest, stdin io.Reader, out guestapi.Output, streaming bool) (ExecResult, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return ExecResult{}, err
+	}
 	if err := m.validateExec(&req); err != nil {
 		return ExecResult{}, err
 	}

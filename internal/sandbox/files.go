@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 )
 
 // The files API: every operation runs inside the sandbox, through its
@@ -125,6 +126,9 @@ func validUser(u string) error {
 // reader; its result event is recorded then, with the bytes sent. A range
 // that starts past the end is a *RangeError.
 func (m *Manager) ReadFile(ctx context.Context, sc Scope, id string, req ReadFileRequest) (*FileReader, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return nil, err
@@ -229,6 +233,9 @@ func (a *auditedBody) Close() error {
 // WriteFile streams body (size bytes, or -1 if unknown) into a file. The
 // file is replaced only when the whole body arrived.
 func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteRequest, body io.Reader, size int64) (FileInfo, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return FileInfo{}, err
@@ -260,6 +267,9 @@ func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteR
 
 // StatFile describes one path (lstat, or the target with Follow).
 func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return FileInfo{}, err
@@ -276,6 +286,9 @@ func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatReq
 
 // ListFiles lists a directory.
 func (m *Manager) ListFiles(ctx context.Context, sc Scope, id string, req ListRequest) (ListResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ListResult{}, err
+	}
 	raw, err := m.ListFilesJSON(ctx, sc, id, req)
 	if err != nil {
 		return ListResult{}, err
@@ -291,6 +304,9 @@ func (m *Manager) ListFiles(ctx context.Context, sc Scope, id string, req ListRe
 // (a ListResult in JSON): a large listing passes through without being
 // decoded and encoded again.
 func (m *Manager) ListFilesJSON(ctx context.Context, sc Scope, id string, req ListRequest) ([]byte, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return nil, err
@@ -313,6 +329,9 @@ func (m *Manager) ListFilesJSON(ctx context.Context, sc Scope, id string, req Li
 
 // MakeDir makes a directory (with Parents: mkdir -p).
 func (m *Manager) MakeDir(ctx context.Context, sc Scope, id string, req MkdirRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return FileInfo{}, err
@@ -334,6 +353,9 @@ func (m *Manager) MakeDir(ctx context.Context, sc Scope, id string, req MkdirReq
 
 // MoveFile renames a path.
 func (m *Manager) MoveFile(ctx context.Context, sc Scope, id string, req MoveRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.From, err = cleanIn("from", req.From, req.User); err != nil {
 		return FileInfo{}, err
@@ -353,6 +375,9 @@ func (m *Manager) MoveFile(ctx context.Context, sc Scope, id string, req MoveReq
 
 // RemoveFile removes a path (a non-empty directory needs Recursive).
 func (m *Manager) RemoveFile(ctx context.Context, sc Scope, id string, req RemoveRequest) (RemoveResult, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return RemoveResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return RemoveResult{}, err
@@ -369,6 +394,9 @@ func (m *Manager) RemoveFile(ctx context.Context, sc Scope, id string, req Remov
 
 // DownloadArchive streams a directory (or file) as tar, gzip'd if asked.
 func (m *Manager) DownloadArchive(ctx context.Context, sc Scope, id string, req ArchiveRequest) (io.ReadCloser, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return nil, err
@@ -379,6 +407,9 @@ func (m *Manager) DownloadArchive(ctx context.Context, sc Scope, id string, req 
 
 // UploadArchive extracts a tar (or tar.gz) body into a directory.
 func (m *Manager) UploadArchive(ctx context.Context, sc Scope, id string, req ExtractRequest, body io.Reader, size int64) (ExtractResult, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return ExtractResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return ExtractResult{}, err
@@ -433,6 +464,9 @@ func (w *FileWatch) Close() error {
 
 // WatchFiles streams changes under a path. The first event is "ready".
 func (m *Manager) WatchFiles(ctx context.Context, sc Scope, id string, req WatchRequest) (*FileWatch, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return nil, err
@@ -458,6 +492,9 @@ func (m *Manager) WatchFiles(ctx context.Context, sc Scope, id string, req Watch
 
 // FindFiles globs for paths under a directory.
 func (m *Manager) FindFiles(ctx context.Context, sc Scope, id string, req FindRequest) (FindResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return FindResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return FindResult{}, err
@@ -483,6 +520,9 @@ func (m *Manager) FindFiles(ctx context.Context, sc Scope, id string, req FindRe
 
 // SearchFiles greps files under a path.
 func (m *Manager) SearchFiles(ctx context.Context, sc Scope, id string, req SearchRequest) (SearchResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return SearchResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return SearchResult{}, err
@@ -511,6 +551,9 @@ func (m *Manager) SearchFiles(ctx context.Context, sc Scope, id string, req Sear
 
 // EditFile changes a file in place (see EditRequest).
 func (m *Manager) EditFile(ctx context.Context, sc Scope, id string, req EditRequest) (EditResult, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return EditResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return EditResult{}, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 )
 
 // ProcessRequest starts a background process (the REST body of
@@ -146,6 +147,9 @@ func validArgv(cmd []string) error {
 // StartProcess starts a background process in sandbox id. It runs until it
 // exits, is killed, or the sandbox ends — independent of any client.
 func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req ProcessRequest) (ProcessInfo, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return ProcessInfo{}, err
+	}
 	if err := validateProcess(&req); err != nil {
 		return ProcessInfo{}, err
 	}
@@ -180,6 +184,9 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 
 // Processes lists the sandbox's running and recently exited processes.
 func (m *Manager) Processes(ctx context.Context, sc Scope, id string) ([]ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	g, err := m.procGuest(ctx, sc, id, "")
 	if err != nil {
 		return nil, err
@@ -189,6 +196,26 @@ func (m *Manager) Processes(ctx context.Context, sc Scope, id string) ([]Process
 
 // Process describes one process; ref is a pid, a process id or "tag:NAME".
 func (m *Manager) Process(ctx context.Context, sc Scope, id, ref string) (ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ProcessInfo{}, err
+	}
+	g, err := m.procGuest(ctx, sc, id, ref)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
+	return g.Process(ctx, ref)
+}
+
+// ResolveProcess is Process for a caller about to act on the process
+// with need (0: no right beyond seeing the sandbox): an adapter that must
+// know a process's state before it acts (E2B knows only running ones)
+// looks it up under the right of the action.
+func (m *Manager) ResolveProcess(ctx context.Context, sc Scope, id, ref string, need rights.Right) (ProcessInfo, error) {
+	if need != 0 {
+		if err := sc.Need(need); err != nil {
+			return ProcessInfo{}, err
+		}
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
@@ -199,6 +226,9 @@ func (m *Manager) Process(ctx context.Context, sc Scope, id, ref string) (Proces
 // ProcessOutput streams a process's output to fn (from opt.From; until it
 // exits with opt.Follow) and returns its state at the end.
 func (m *Manager) ProcessOutput(ctx context.Context, sc Scope, id, ref string, opt OutputOptions, fn func(OutputEvent) error) (ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ProcessInfo{}, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
@@ -208,6 +238,9 @@ func (m *Manager) ProcessOutput(ctx context.Context, sc Scope, id, ref string, o
 
 // WriteStdin streams r to a process's input and returns the bytes written.
 func (m *Manager) WriteStdin(ctx context.Context, sc Scope, id, ref string, r io.Reader) (int64, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return 0, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return 0, err
@@ -223,6 +256,9 @@ func (m *Manager) WriteStdin(ctx context.Context, sc Scope, id, ref string, r io
 
 // CloseStdin closes a process's input (a terminal gets ^D).
 func (m *Manager) CloseStdin(ctx context.Context, sc Scope, id, ref string) error {
+	if err := sc.Need(rights.Exec); err != nil {
+		return err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return err
@@ -235,6 +271,9 @@ func (m *Manager) CloseStdin(ctx context.Context, sc Scope, id, ref string) erro
 // SignalProcess sends sig (a name like "SIGTERM" or a number) to a process,
 // or with tree to every process in its tree; it returns how many got it.
 func (m *Manager) SignalProcess(ctx context.Context, sc Scope, id, ref, sig string, tree bool) (int, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return 0, err
+	}
 	n, err := guestapi.ParseSignal(sig)
 	if err != nil {
 		return 0, err
@@ -257,6 +296,9 @@ func (m *Manager) SignalProcess(ctx context.Context, sc Scope, id, ref, sig stri
 // WaitProcess waits up to timeout for a process to exit and returns its
 // state (still "running" if the timeout passed first).
 func (m *Manager) WaitProcess(ctx context.Context, sc Scope, id, ref string, timeout time.Duration) (ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ProcessInfo{}, err
+	}
 	if timeout < 0 || timeout > MaxProcessWait {
 		return ProcessInfo{}, errs.Invalid("wait timeout must be 0..%s", MaxProcessWait)
 	}
@@ -270,6 +312,9 @@ func (m *Manager) WaitProcess(ctx context.Context, sc Scope, id, ref string, tim
 // KillProcess kills a process and everything it started (SIGKILL to its
 // cgroup sub-group) and returns its final state.
 func (m *Manager) KillProcess(ctx context.Context, sc Scope, id, ref string) (ProcessInfo, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return ProcessInfo{}, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
@@ -288,6 +333,9 @@ func (m *Manager) KillProcess(ctx context.Context, sc Scope, id, ref string) (Pr
 
 // ResizeProcess changes the size of a process's terminal.
 func (m *Manager) ResizeProcess(ctx context.Context, sc Scope, id, ref string, size PTYSize) error {
+	if err := sc.Need(rights.Exec); err != nil {
+		return err
+	}
 	if err := size.Valid(); err != nil {
 		return err
 	}
@@ -319,6 +367,9 @@ type Attachment struct {
 // AttachProcess opens an interactive connection to a running process;
 // output starts at from.
 func (m *Manager) AttachProcess(ctx context.Context, sc Scope, id, ref string, from From) (*Attachment, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return nil, err
@@ -358,6 +409,9 @@ type TerminalRequest struct {
 // session is the connection's: closing the attachment hangs up (SIGHUP to
 // the session's processes, then SIGKILL to what is left).
 func (m *Manager) OpenTerminal(ctx context.Context, sc Scope, id string, req TerminalRequest) (*Attachment, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
 	size := req.Size
 	if size.Rows == 0 && size.Cols == 0 {
 		size = PTYSize{Rows: 24, Cols: 80}

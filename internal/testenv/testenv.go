@@ -26,6 +26,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/guest"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/runtime/native"
 	"github.com/paddockhq/paddock/internal/sandbox"
@@ -168,7 +169,7 @@ func New(t testing.TB, o Options) *Env {
 	e.Auth, err = auth.NewService(auth.Options{DB: e.Store.SQL(), Tenants: e.Quotas.Tenants(), AdminKey: e.AdminKey, Secret: secret, Log: log})
 	must("auth", err)
 	adm := auth.NewAdmin(e.AdminKey)
-	e.Scope = sandbox.Scope{Tenant: adm.Principal().Tenant, Actor: adm.Principal().KeyID}
+	e.Scope = auth.ScopeOf(adm.Principal())
 	srv := api.New(api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
 		Auditor: e.obs.auditor(), Middleware: e.obs.middleware(api.Harden(api.HardenOptions{Log: log}))})
 	e.Server = httptest.NewServer(srv.Handler())
@@ -202,8 +203,9 @@ func (e *Env) Close() {
 			}
 		}
 		for tenant := range tenants {
-			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor}
-			for _, sb := range e.Manager.List(ctx, sc, nil) {
+			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor, Rights: rights.All}
+			list, _ := e.Manager.List(ctx, sc, nil)
+			for _, sb := range list {
 				_ = e.Manager.Delete(ctx, sc, sb.ID)
 			}
 		}

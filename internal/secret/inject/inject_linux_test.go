@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
@@ -113,7 +114,7 @@ func newInjectEnv(t testing.TB, o ...testenv.Options) *injectEnv {
 	must(t, err)
 	st.SetSetupHook(inject.NewHook(ie.cas, db, e.Templates, log).Setup)
 	st.Egress().SetInterceptor(ic)
-	_, _, err = ie.secrets.Set(context.Background(), e.Scope.Tenant, "API_TOKEN", []byte(secretValue))
+	_, _, err = ie.secrets.Set(context.Background(), rights.Scope{Rights: rights.All}, e.Scope.Tenant, "API_TOKEN", []byte(secretValue))
 	must(t, err)
 	return ie
 }
@@ -339,7 +340,7 @@ func TestInjectAddedAtRuntime(t *testing.T) {
 	_, err := ie.Manager.SetNetwork(context.Background(), ie.Scope, sb.ID, n)
 	must(t, err)
 	before := len(ie.lab.requests("api.test"))
-	must(t, ie.secrets.Delete(context.Background(), ie.Scope.Tenant, "API_TOKEN"))
+	must(t, ie.secrets.Delete(context.Background(), rights.Scope{Rights: rights.All}, ie.Scope.Tenant, "API_TOKEN"))
 	if out, code := ie.sh(t, sb.ID, curlNoPx+"https://api.test/", ""); code == 0 {
 		t.Fatalf("with the secret deleted: %s", out)
 	}
