@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // maxAuditWait bounds a long-poll of GET /v1/audit.
@@ -102,7 +103,7 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, sc sandbox.S
 			return
 		}
 		if len(page.Records) > 0 || wait == 0 || q.Tail > 0 || time.Now().After(deadline) {
-			writeJSON(w, http.StatusOK, page)
+			writeJSON(w, http.StatusOK, wire.AuditPage(page))
 			return
 		}
 		// Nothing matched up to page.Next: wait for more, then look
@@ -112,7 +113,7 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, sc sandbox.S
 		more := s.audit.Wait(ctx, q.After)
 		cancel()
 		if !more {
-			writeJSON(w, http.StatusOK, page)
+			writeJSON(w, http.StatusOK, wire.AuditPage(page))
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func (s *Server) execRoutes() {
@@ -17,11 +18,7 @@ func (s *Server) execRoutes() {
 }
 
 // ExecResponse is the buffered answer of an exec.
-type ExecResponse struct {
-	sandbox.ExecResult
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"`
-}
+type ExecResponse = wire.ExecResponse
 
 // bufferOut collects output; the guest already caps each stream.
 type bufferOut struct{ out, err bytes.Buffer }
@@ -48,8 +45,15 @@ func (n *ndjsonOut) emit(v any) error {
 	return nil
 }
 
-func (n *ndjsonOut) Stdout(p []byte) error { return n.emit(map[string]string{"stdout": string(p)}) }
-func (n *ndjsonOut) Stderr(p []byte) error { return n.emit(map[string]string{"stderr": string(p)}) }
+func (n *ndjsonOut) Stdout(p []byte) error {
+	s := string(p)
+	return n.emit(wire.ExecOutput{Stdout: &s})
+}
+
+func (n *ndjsonOut) Stderr(p []byte) error {
+	s := string(p)
+	return n.emit(wire.ExecOutput{Stderr: &s})
+}
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.ExecRequest

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // The files API (docs/files.md). Bulk bodies are passed straight through:
@@ -41,7 +41,7 @@ func (s *Server) fileRoutes() {
 
 // fileQuery parses the query strictly: a malformed escape or an unknown
 // parameter (a typo such as "recursiv") is an error, not ignored.
-func fileQuery(r *http.Request, allowed ...string) (*guestapi.Query, error) {
+func fileQuery(r *http.Request, allowed ...string) (*query, error) {
 	v, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, errs.Invalid("malformed query string (bad %%-escape?)")
@@ -61,7 +61,7 @@ func fileQuery(r *http.Request, allowed ...string) (*guestapi.Query, error) {
 			return nil, errs.Invalid("query parameter %q given more than once", clipPath(k))
 		}
 	}
-	return &guestapi.Query{V: v}, nil
+	return &query{v: v}, nil
 }
 
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -70,18 +70,18 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ReadFileRequest{Path: q.Str("path"), User: q.Str("user"), Offset: q.Int("offset"), Length: q.Int("length")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ReadFileRequest{Path: q.str("path"), User: q.str("user"), Offset: q.int("offset"), Length: q.int("length")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	if q.Str("length") != "" && req.Length <= 0 {
+	if q.str("length") != "" && req.Length <= 0 {
 		writeError(w, r, errs.Invalid("length must be positive (leave it out to read to the end)"))
 		return
 	}
 	ranged := false
 	if h := r.Header.Get("Range"); h != "" {
-		if q.Str("offset") != "" || q.Str("length") != "" {
+		if q.str("offset") != "" || q.str("length") != "" {
 			writeError(w, r, errs.Invalid("give a Range header or offset/length, not both"))
 			return
 		}
@@ -92,7 +92,7 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		ranged = true
 	}
 	fr, err := s.m.ReadFile(r.Context(), sc, r.PathValue("id"), req)
-	if re, ok := guestapi.IsRange(err); ok {
+	if re, ok := sandbox.IsRange(err); ok {
 		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
 		fileStatusError(w, http.StatusRequestedRangeNotSatisfiable, err)
 		return
@@ -119,9 +119,9 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 	}
 	// A /proc or /sys file has no size until read: no length, no size.
 	if fr.Size >= 0 {
-		h.Set(guestapi.HeaderSize, strconv.FormatInt(fr.Size, 10))
+		h.Set(wire.HeaderSize, strconv.FormatInt(fr.Size, 10))
 	}
-	h.Set(guestapi.HeaderMode, fr.Mode)
+	h.Set(wire.HeaderMode, fr.Mode)
 	if !fr.MTime.IsZero() {
 		h.Set("Last-Modified", fr.MTime.UTC().Format(http.TimeFormat))
 	}
@@ -199,9 +199,9 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.WriteRequest{Path: q.Str("path"), User: q.Str("user"), Mode: q.Str("mode"), Parents: q.Bool("parents")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	fi, err := s.m.WriteFile(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
@@ -218,9 +218,9 @@ func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.S
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.RemoveRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.RemoveRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	res, err := s.m.RemoveFile(r.Context(), sc, r.PathValue("id"), req)
@@ -237,9 +237,9 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.StatRequest{Path: q.Str("path"), User: q.Str("user"), Follow: q.Bool("follow")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.StatRequest{Path: q.str("path"), User: q.str("user"), Follow: q.bool("follow")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	fi, err := s.m.StatFile(r.Context(), sc, r.PathValue("id"), req)
@@ -256,21 +256,20 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ListRequest{Path: q.Str("path"), User: q.Str("user"), Depth: int(q.Int("depth")), Limit: int(q.Int("limit"))}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ListRequest{Path: q.str("path"), User: q.str("user"), Depth: int(q.int("depth")), Limit: int(q.int("limit"))}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	raw, err := s.m.ListFilesJSON(r.Context(), sc, r.PathValue("id"), req)
+	res, err := s.m.ListFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(raw)
+	if res.Entries == nil {
+		res.Entries = []wire.FileInfo{}
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -302,7 +301,7 @@ func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 }
 
 // maxEditBody bounds an edit's JSON (it carries file content, escaped).
-const maxEditBody = 2*guestapi.MaxEditBytes + 64<<10
+const maxEditBody = 2*sandbox.MaxEditBytes + 64<<10
 
 func (s *Server) editFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.EditRequest
@@ -347,10 +346,10 @@ func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.FindRequest{Path: q.Str("path"), User: q.Str("user"), Pattern: q.Str("pattern"), Type: q.Str("type"),
-		Limit: int(q.Int("limit"))}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.FindRequest{Path: q.str("path"), User: q.str("user"), Pattern: q.str("pattern"), Type: q.str("type"),
+		Limit: int(q.int("limit"))}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	res, err := s.m.FindFiles(r.Context(), sc, r.PathValue("id"), req)
@@ -367,10 +366,10 @@ func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.SearchRequest{Path: q.Str("path"), User: q.Str("user"), Query: q.Str("query"), Regexp: q.Bool("regexp"),
-		IgnoreCase: q.Bool("ignore_case"), Include: q.Str("include"), Limit: int(q.Int("limit")), MaxFileSize: q.Int("max_file_size")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.SearchRequest{Path: q.str("path"), User: q.str("user"), Query: q.str("query"), Regexp: q.bool("regexp"),
+		IgnoreCase: q.bool("ignore_case"), Include: q.str("include"), Limit: int(q.int("limit")), MaxFileSize: q.int("max_file_size")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	res, err := s.m.SearchFiles(r.Context(), sc, r.PathValue("id"), req)
@@ -387,9 +386,9 @@ func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, sc sand
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ArchiveRequest{Path: q.Str("path"), User: q.Str("user"), Gzip: q.Bool("gzip")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ArchiveRequest{Path: q.str("path"), User: q.str("user"), Gzip: q.bool("gzip")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	body, err := s.m.DownloadArchive(r.Context(), sc, r.PathValue("id"), req)
@@ -435,9 +434,9 @@ func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, sc sandbo
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ExtractRequest{Path: q.Str("path"), User: q.Str("user"), MaxEntries: q.Int("max_entries"), MaxRatio: q.Float("max_ratio")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ExtractRequest{Path: q.str("path"), User: q.str("user"), MaxEntries: q.int("max_entries"), MaxRatio: q.float("max_ratio")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	res, err := s.m.UploadArchive(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
@@ -454,9 +453,9 @@ func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.S
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.WatchRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.WatchRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
 	watch, err := s.m.WatchFiles(r.Context(), sc, r.PathValue("id"), req)
@@ -474,7 +473,7 @@ func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.S
 		ev, err := watch.Next()
 		if err != nil {
 			if err != io.EOF && r.Context().Err() == nil {
-				_ = enc.Encode(sandbox.FileEvent{Type: guestapi.EventError, Error: errs.Public(err)})
+				_ = enc.Encode(sandbox.FileEvent{Type: wire.EventError, Error: errs.Public(err)})
 			}
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func (s *Server) keyRoutes() {
@@ -23,18 +24,8 @@ func (s *Server) keyRoutes() {
 	s.authed("POST /v1/sandboxes/{id}/tokens", rights.Read, s.createToken)
 }
 
-type keyBody struct {
-	Tenant      string       `json:"tenant"`
-	Scopes      []auth.Scope `json:"scopes"`
-	Name        string       `json:"name"`
-	Description string       `json:"description"`
-	ExpiresAt   *time.Time   `json:"expires_at"`
-	ExpiresInS  int64        `json:"expires_in_s"`
-	Format      string       `json:"format"`
-}
-
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b keyBody
+	var b wire.KeyRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
@@ -71,7 +62,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": list})
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: list})
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -82,31 +73,24 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// tenantView is a tenant with what its running sandboxes hold.
-type tenantView struct {
-	tenant.Tenant
-	Usage *tenant.Usage `json:"usage,omitempty"`
-}
-
-func (s *Server) withUsage(ctx context.Context, sc sandbox.Scope, t tenant.Tenant) (tenantView, error) {
+// withUsage is t as the API shows it: with what its running sandboxes
+// hold.
+func (s *Server) withUsage(ctx context.Context, sc sandbox.Scope, t tenant.Tenant) (wire.Tenant, error) {
 	live, err := s.m.TenantSandboxes(ctx, sc, t.Name)
 	if err != nil {
-		return tenantView{}, err
+		return wire.Tenant{}, err
 	}
 	u := tenant.UsageOf(live)
-	return tenantView{Tenant: t, Usage: &u}, nil
+	return wire.Tenant{Name: t.Name, Quotas: wire.Quotas(t.Quotas), CreatedAt: t.CreatedAt, Usage: &u}, nil
 }
 
 func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b struct {
-		Name   string        `json:"name"`
-		Quotas tenant.Quotas `json:"quotas"`
-	}
+	var b wire.TenantRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, b.Quotas)
+	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, tenant.Quotas(b.Quotas))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -126,7 +110,7 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, sc sandbox.
 		writeError(w, r, err)
 		return
 	}
-	out := make([]tenantView, 0, len(list))
+	out := make([]wire.Tenant, 0, len(list))
 	for _, t := range list {
 		v, err := s.withUsage(r.Context(), sc, t)
 		if err != nil {
@@ -135,13 +119,13 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, sc sandbox.
 		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+	writeJSON(w, http.StatusOK, wire.TenantList{Tenants: out})
 }
 
 func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	t, err := s.keys.GetTenant(r.Context(), sc, r.PathValue("name"))
 	if err == nil {
-		var v tenantView
+		var v wire.Tenant
 		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
 			writeJSON(w, http.StatusOK, v)
 			return
@@ -151,16 +135,14 @@ func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 func (s *Server) setTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b struct {
-		Quotas tenant.Quotas `json:"quotas"`
-	}
+	var b wire.QuotasRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), b.Quotas)
+	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), tenant.Quotas(b.Quotas))
 	if err == nil {
-		var v tenantView
+		var v wire.Tenant
 		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
 			writeJSON(w, http.StatusOK, v)
 			return
@@ -177,10 +159,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, sc sandbox.
 		writeError(w, r, err)
 		return
 	}
-	var b struct {
-		Scopes []auth.Scope `json:"scopes"`
-		TTLS   int64        `json:"ttl_s"`
-	}
+	var b wire.TokenRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return

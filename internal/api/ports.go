@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Exposed ports (docs/ports.md): a TCP port a sandbox listens on, served
@@ -30,7 +31,7 @@ import (
 
 const (
 	// PortTokenParam is the query parameter of a port URL's token.
-	PortTokenParam = "paddock_token"
+	PortTokenParam = wire.PortTokenParam
 	// The cookie a port URL's token is kept in on a port host (only there:
 	// those hosts are the sandbox's own origin). Over TLS the __Host-
 	// prefix stops a sibling port host from planting one for another
@@ -90,17 +91,7 @@ func parsePort(s string) (int, bool) {
 }
 
 // PortURL is the answer of POST /v1/sandboxes/{id}/ports/{port}/url.
-type PortURL struct {
-	Sandbox   string    `json:"sandbox"`
-	Port      int       `json:"port"`
-	URL       string    `json:"url"`
-	Token     string    `json:"token"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-type portURLBody struct {
-	TTLS int64 `json:"ttl_s"`
-}
+type PortURL = wire.PortURL
 
 func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	id := r.PathValue("id")
@@ -109,7 +100,7 @@ func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scop
 		writeError(w, r, errs.Invalid("port must be a number between 1 and 65535"))
 		return
 	}
-	var b portURLBody
+	var b wire.PortURLRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
@@ -131,22 +122,16 @@ func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scop
 		writeError(w, r, err)
 		return
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	var u string
-	if d := s.portsDomain(); d != "" {
-		host := strconv.Itoa(port) + "-" + id + "." + d
-		if _, p := gate.SplitHost(r.Host); p != "" {
-			host += ":" + p
-		}
-		u = scheme + "://" + host + "/?" + PortTokenParam + "=" + url.QueryEscape(tok.Token)
-	} else {
-		u = scheme + "://" + r.Host + "/v1/sandboxes/" + id + "/ports/" + strconv.Itoa(port) + "/?" +
-			PortTokenParam + "=" + url.QueryEscape(tok.Token)
-	}
+	u := wire.PortLink(requestBase(r), s.portsDomain(), id, port, tok.Token)
 	writeJSON(w, http.StatusCreated, PortURL{Sandbox: id, Port: port, URL: u, Token: tok.Token, ExpiresAt: tok.ExpiresAt})
+}
+
+// requestBase is the API's scheme://host as the caller reached it.
+func requestBase(r *http.Request) string {
+	if r.TLS != nil {
+		return "https://" + r.Host
+	}
+	return "http://" + r.Host
 }
 
 // portsDomain is the configured ports domain, lower-case, without dots

@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // processRoutes serves background processes and the interactive
@@ -55,7 +56,7 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, sc sandbo
 	if list == nil {
 		list = []sandbox.ProcessInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"processes": list})
+	writeJSON(w, http.StatusOK, wire.ProcessList{Processes: list})
 }
 
 func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -83,7 +84,7 @@ func (s *Server) processStdin(w http.ResponseWriter, r *http.Request, sc sandbox
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"bytes": n})
+	writeJSON(w, http.StatusOK, wire.StdinResult{Bytes: n})
 }
 
 func (s *Server) processCloseStdin(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -91,14 +92,11 @@ func (s *Server) processCloseStdin(w http.ResponseWriter, r *http.Request, sc sa
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	writeJSON(w, http.StatusOK, wire.OK{OK: true})
 }
 
 // SignalRequest is the body of POST .../processes/{pid}/signal.
-type SignalRequest struct {
-	Signal string `json:"signal"` // default SIGTERM
-	Tree   bool   `json:"tree"`
-}
+type SignalRequest = wire.SignalRequest
 
 func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req SignalRequest
@@ -114,7 +112,7 @@ func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, sc sandbo
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"signalled": n})
+	writeJSON(w, http.StatusOK, wire.SignalResult{Signalled: n})
 }
 
 func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -127,16 +125,14 @@ func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, sc sandbo
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	writeJSON(w, http.StatusOK, wire.OK{OK: true})
 }
 
 // defaultWait is a wait's timeout when the body names none.
 const defaultWait = 30 * time.Second
 
 func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req struct {
-		TimeoutMs *int64 `json:"timeout_ms"`
-	}
+	var req wire.WaitRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -157,36 +153,15 @@ func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, sc sandbox.
 	writeJSON(w, http.StatusOK, info)
 }
 
-// OutputLine is one line of the NDJSON output stream: a position (Data
-// and DataB64 empty: the stream continues at Offset, Dropped bytes before
-// it are lost), a chunk of output (Data when it is UTF-8, else DataB64),
-// the final Process state, or an Error.
-type OutputLine struct {
-	Stream  string               `json:"stream,omitempty"`
-	Offset  *int64               `json:"offset,omitempty"`
-	Dropped int64                `json:"dropped,omitempty"`
-	Data    string               `json:"data,omitempty"`
-	DataB64 string               `json:"data_b64,omitempty"`
-	Process *sandbox.ProcessInfo `json:"process,omitempty"`
-	Error   *errorField          `json:"error,omitempty"`
-}
-
-type errorField struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+// OutputLine is one line of the NDJSON output stream (wire.OutputLine).
+type OutputLine = wire.OutputLine
 
 // processOutput streams output as NDJSON: ?from=start|tail|N|stdout:N,...,
 // ?follow=1 to keep going until the process exits, ?encoding=base64 for
 // every chunk as data_b64.
 func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q := r.URL.Query()
-	from, err := sandbox.ParseFrom(q.Get("from"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	opt := sandbox.OutputOptions{From: from, Follow: q.Get("follow") == "1" || q.Get("follow") == "true"}
+	opt := sandbox.OutputOptions{From: q.Get("from"), Follow: q.Get("follow") == "1" || q.Get("follow") == "true"}
 	b64 := false
 	switch q.Get("encoding") {
 	case "", "text":
@@ -208,7 +183,7 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, sc sandbo
 			writeError(w, r, err)
 			return
 		}
-		_ = out.emit(OutputLine{Error: &errorField{Code: string(errs.CodeOf(err)), Message: errs.Public(err)}})
+		_ = out.emit(OutputLine{Error: &wire.ErrorDetail{Code: string(errs.CodeOf(err)), Message: errs.Public(err)}})
 		return
 	}
 	_ = out.emit(OutputLine{Process: &info})

@@ -154,7 +154,7 @@ func FuzzParseTerminalQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if tq.req.Size != (sandbox.PTYSize{}) && tq.req.Size.Valid() != nil {
+		if tq.req.Size != (sandbox.PTYSize{}) && sandbox.ValidPTY(tq.req.Size) != nil {
 			t.Fatalf("accepted size %+v", tq.req.Size)
 		}
 		if tq.pid != "" && len(tq.req.Cmd) > 0 {

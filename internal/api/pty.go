@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // The interactive WebSockets (see docs/processes.md).
@@ -33,10 +34,8 @@ import (
 // server a binary message is one byte of stream (1 stdout, 2 stderr) and
 // the output.
 const (
-	// WSProtocol is the subprotocol the server selects. Browsers, which
-	// cannot set Authorization on a WebSocket, offer it together with
-	// "bearer.<key>"; the key itself is never echoed back.
-	WSProtocol = "paddock.v1"
+	// WSProtocol is the subprotocol the server selects (wire.WSProtocol).
+	WSProtocol = wire.WSProtocol
 	// wsTokenPrefix marks the key among the offered subprotocols.
 	wsTokenPrefix = "bearer."
 
@@ -46,25 +45,12 @@ const (
 
 // Stream bytes of the exec WebSocket's server messages.
 const (
-	WSStdout byte = 1
-	WSStderr byte = 2
+	WSStdout = wire.WSStdout
+	WSStderr = wire.WSStderr
 )
 
 // WSMessage is a text message of the server on the interactive sockets.
-type WSMessage struct {
-	Type    string `json:"type"` // started | dropped | exit | error
-	Pid     int    `json:"pid,omitempty"`
-	ID      string `json:"id,omitempty"`
-	Bytes   int64  `json:"bytes,omitempty"`
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	// For exit: how the command ended (an exec also carries its
-	// ExecResult fields).
-	ExitCode  *int   `json:"exit_code,omitempty"`
-	Signal    string `json:"signal,omitempty"`
-	OOMKilled bool   `json:"oom_killed,omitempty"`
-	TimedOut  bool   `json:"timed_out,omitempty"`
-}
+type WSMessage = wire.WSMessage
 
 type wsOriginsKey struct{}
 
@@ -232,8 +218,8 @@ func clipReason(s string) string {
 // terminalQuery is what ?cmd=&cmd=&user=&cwd=&env=K=V&rows=&cols=&pid= ask.
 type terminalQuery struct {
 	req  sandbox.TerminalRequest
-	pid  string       // attach to this running process instead of starting one
-	from sandbox.From // where an attachment's output starts (default: new output)
+	pid  string // attach to this running process instead of starting one
+	from string // where an attachment's output starts (default: new output)
 }
 
 func parseTerminalQuery(q url.Values) (terminalQuery, error) {
@@ -242,16 +228,15 @@ func parseTerminalQuery(q url.Values) (terminalQuery, error) {
 	t.req.User = q.Get("user")
 	t.req.Cwd = q.Get("cwd")
 	t.pid = q.Get("pid")
-	t.from = sandbox.From{Mode: sandbox.FromTail}
+	t.from = wire.FromTail
 	if v := q.Get("from"); v != "" {
 		if t.pid == "" {
 			return t, errs.Invalid("from applies only with pid (a new session starts at its first byte)")
 		}
-		f, err := sandbox.ParseFrom(v)
-		if err != nil {
+		if err := sandbox.ValidFrom(v); err != nil {
 			return t, err
 		}
-		t.from = f
+		t.from = v
 	}
 	env, err := parseEnvParams(q["env"])
 	if err != nil {
@@ -273,7 +258,7 @@ func parseTerminalQuery(q url.Values) (terminalQuery, error) {
 		*f.dst = n
 	}
 	if t.req.Size != (sandbox.PTYSize{}) {
-		if err := t.req.Size.Valid(); err != nil {
+		if err := sandbox.ValidPTY(t.req.Size); err != nil {
 			return t, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func (s *Server) sandboxRoutes() {
@@ -52,9 +53,9 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, sc sandbo
 		return
 	}
 	if list == nil {
-		list = []sandbox.Sandbox{}
+		list = []wire.Sandbox{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": list})
+	writeJSON(w, http.StatusOK, wire.SandboxList{Sandboxes: list})
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -75,9 +76,7 @@ func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, sc sandbo
 }
 
 func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var body struct {
-		TimeoutS int64 `json:"timeout_s"`
-	}
+	var body wire.TimeoutRequest
 	if err := decode(r, &body); err != nil {
 		writeError(w, r, err)
 		return
@@ -105,5 +104,5 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, sc sandbo
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"templates": list})
+	writeJSON(w, http.StatusOK, wire.TemplateList{Templates: list})
 }

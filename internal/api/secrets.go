@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // SecretStore is what the secret routes need (secret.Store provides it;
@@ -40,7 +41,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, sc sandbox.
 	if list == nil {
 		list = []secret.Info{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"secrets": list})
+	writeJSON(w, http.StatusOK, wire.SecretList{Secrets: list})
 }
 
 func (s *Server) getSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

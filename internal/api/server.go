@@ -21,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Options configure the API server.
@@ -256,12 +257,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 func StatusOf(code errs.Code) int { return errs.HTTPStatus(code) }
 
 // ErrorBody is the JSON shape of every error answer.
-type ErrorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
+type ErrorBody = wire.ErrorBody
 
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := errs.CodeOf(err)

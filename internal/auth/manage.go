@@ -9,6 +9,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Managing keys, tenants and tokens, for callers: every method takes the
@@ -182,13 +183,7 @@ func (s *Service) RevokeKey(ctx context.Context, sc rights.Scope, id string) err
 }
 
 // Token is a minted sandbox token.
-type Token struct {
-	Token     string    `json:"token"`
-	ID        string    `json:"id"`
-	Sandbox   string    `json:"sandbox"`
-	Scopes    []Scope   `json:"scopes"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
+type Token = wire.Token
 
 // MintToken makes a token for sandbox with scopes, valid for ttl (0:
 // DefaultTokenTTL), on behalf of sc. The caller checks that sc reaches

@@ -21,7 +21,6 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/rights"
-	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -435,7 +434,7 @@ func TestShowHostilePages(t *testing.T) {
 	}
 }
 
-type sbStats = runtime.Stats
+type sbStats = sandbox.Stats
 
 // A browser that crashes (here: killed from inside the sandbox) is
 // restarted, and the next action works.

@@ -14,9 +14,9 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/gate"
-	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // envd: E2B's in-sandbox daemon, served for the sandbox named by the
@@ -116,7 +116,7 @@ func (s *Server) envdRoutes() *http.ServeMux {
 // is E2B's default user, "user".
 func basicUser(h string) (string, error) {
 	if h == "" {
-		return guestapi.UserUser, nil
+		return wire.UserUser, nil
 	}
 	enc, ok := strings.CutPrefix(h, "Basic ")
 	if !ok || len(enc) > 1024 {
@@ -133,17 +133,17 @@ func basicUser(h string) (string, error) {
 // userOf maps an E2B user name onto a sandbox user.
 func userOf(name string) (string, error) {
 	switch name {
-	case "", guestapi.UserUser:
-		return guestapi.UserUser, nil
-	case guestapi.UserRoot:
-		return guestapi.UserRoot, nil
+	case "", wire.UserUser:
+		return wire.UserUser, nil
+	case wire.UserRoot:
+		return wire.UserRoot, nil
 	}
 	return "", errs.Invalid("unknown user %s: Paddock sandboxes have the users root and user", quoteText(name))
 }
 
 // homeOf is a user's home directory in a sandbox.
 func homeOf(user string) string {
-	if user == guestapi.UserRoot {
+	if user == wire.UserRoot {
 		return "/root"
 	}
 	return "/home/user"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // process.Process over the manager's background processes. A command the
@@ -86,7 +86,7 @@ func procStart(c *rpcCall, decode func(any) error, st *stream) error {
 	if timeout > 0 {
 		c.s.kills.arm(c.s, c.q.sc, c.q.id, info.ID, timeout)
 	}
-	return c.follow(st, info, sandbox.From{Mode: sandbox.FromStart})
+	return c.follow(st, info, wire.FromStart)
 }
 
 func procConnect(c *rpcCall, decode func(any) error, st *stream) error {
@@ -103,11 +103,11 @@ func procConnect(c *rpcCall, decode func(any) error, st *stream) error {
 		return err
 	}
 	// Re-attaching shows what comes from now on, as envd does.
-	return c.follow(st, info, sandbox.From{Mode: sandbox.FromTail})
+	return c.follow(st, info, wire.FromTail)
 }
 
 // follow streams a process's events: start, its output, its end.
-func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From) error {
+func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from string) error {
 	if err := st.send(pbEventResponse{Event: pbProcessEvent{Start: &pbStartEvent{Pid: uint32(info.Pid)}}}); err != nil {
 		return err
 	}
@@ -120,11 +120,11 @@ func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From
 			}
 			var d pbDataEvent
 			switch ev.Stream {
-			case guestapi.StreamStdout:
+			case wire.StreamStdout:
 				d.Stdout = ev.Data
-			case guestapi.StreamStderr:
+			case wire.StreamStderr:
 				d.Stderr = ev.Data
-			case guestapi.StreamPTY:
+			case wire.StreamPTY:
 				d.PTY = ev.Data
 			default:
 				return nil
@@ -134,7 +134,7 @@ func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From
 	if err != nil {
 		return err
 	}
-	if final.State != guestapi.ProcExited {
+	if final.State != wire.ProcExited {
 		return errs.New(errs.CodeUnavailable, "the process's output ended before it exited")
 	}
 	c.s.kills.disarm(c.q.id, info.ID)
@@ -166,7 +166,7 @@ func endEvent(info sandbox.ProcessInfo) *pbEndEvent {
 
 // signalText is a signal's description as Go prints it ("killed").
 func signalText(name string) string {
-	n, err := guestapi.ParseSignal(name)
+	n, err := sandbox.SignalNumber(name)
 	if err != nil {
 		return name
 	}
@@ -181,7 +181,7 @@ func selectorRef(sel *pbSelector) (string, error) {
 	case sel.Pid != nil && sel.Tag != nil:
 		return "", errs.Invalid("process selector takes a pid or a tag, not both")
 	case sel.Tag != nil:
-		if err := guestapi.ValidTag(*sel.Tag); err != nil {
+		if err := sandbox.ValidTag(*sel.Tag); err != nil {
 			return "", err
 		}
 		return "tag:" + *sel.Tag, nil
@@ -204,7 +204,7 @@ func (c *rpcCall) runningProcess(sel *pbSelector) (sandbox.ProcessInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	if info.State != guestapi.ProcRunning {
+	if info.State != wire.ProcRunning {
 		return info, errs.NotFound("process %s has exited", ref)
 	}
 	return info, nil
@@ -221,7 +221,7 @@ func procList(c *rpcCall, decode func(any) error) (any, error) {
 	}
 	out := pbListResponse{Processes: []pbProcessInfo{}}
 	for _, p := range procs {
-		if p.State != guestapi.ProcRunning {
+		if p.State != wire.ProcRunning {
 			continue
 		}
 		cfg := pbProcessConfig{Envs: p.Env}
@@ -364,7 +364,7 @@ func (k *killTimers) arm(s *Server, sc sandbox.Scope, id, proc string, d time.Du
 		// killing one that exited meanwhile; an exec-only one kills.
 		if sc.Can(rights.Read) {
 			info, err := s.m.Process(ctx, sc, id, proc)
-			if err != nil || info.State != guestapi.ProcRunning {
+			if err != nil || info.State != wire.ProcRunning {
 				return
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // ManagerOptions tune a ManagerBackend.
@@ -98,11 +99,7 @@ func (b *ManagerBackend) WaitProcess(ctx context.Context, id, ref string, timeou
 
 func (b *ManagerBackend) ProcessOutput(ctx context.Context, id, ref string, from map[string]int64, fn func(Chunk) error) (sandbox.ProcessInfo, error) {
 	sc := scope(ctx)
-	f := sandbox.From{Mode: sandbox.FromStart}
-	if len(from) > 0 {
-		f = sandbox.From{Mode: sandbox.FromOffset, PerStream: from}
-	}
-	return b.m.ProcessOutput(ctx, sc, id, ref, sandbox.OutputOptions{From: f}, func(ev sandbox.OutputEvent) error {
+	return b.m.ProcessOutput(ctx, sc, id, ref, sandbox.OutputOptions{From: wire.FromOffsets(from)}, func(ev sandbox.OutputEvent) error {
 		return fn(Chunk{Stream: ev.Stream, Offset: ev.Offset, Data: ev.Data, Dropped: ev.Dropped})
 	})
 }

@@ -15,28 +15,23 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // State of a sandbox.
-type State string
+type State = wire.State
 
 // States.
 const (
-	StateRunning State = "running"
-	StateFailed  State = "failed" // the guest exited on its own; resources released
+	StateRunning = wire.StateRunning
+	StateFailed  = wire.StateFailed // the guest exited on its own; resources released
 )
 
 // Sandbox is the public view of one sandbox.
-type Sandbox struct {
-	ID        string    `json:"id"`
-	Tenant    string    `json:"tenant"`
-	State     State     `json:"state"`
-	Spec      Spec      `json:"spec"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Reason    string    `json:"reason,omitempty"` // why a failed sandbox stopped
-	FromPool  bool      `json:"from_pool,omitempty"`
-}
+type Sandbox = wire.Sandbox
+
+// Stats is a sandbox's consumption.
+type Stats = wire.Stats
 
 // Scope is who is asking and what they may do (package rights): a
 // sandbox outside the tenant does not exist for them, and every method
@@ -663,15 +658,16 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 }
 
 // Stats reads a sandbox's consumption.
-func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (runtime.Stats, error) {
+func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (Stats, error) {
 	if err := sc.Need(rights.Read); err != nil {
-		return runtime.Stats{}, err
+		return wire.Stats{}, err
 	}
 	b, err := m.running(sc, id)
 	if err != nil {
-		return runtime.Stats{}, err
+		return wire.Stats{}, err
 	}
-	return b.inst.Stats()
+	st, err := b.inst.Stats()
+	return wireStats(st), err
 }
 
 // running is find, plus "must be running".

@@ -14,6 +14,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Migrations create the secrets table; the composition root passes them
@@ -42,11 +43,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 func ValidName(s string) bool { return len(s) <= MaxNameLen && nameRE.MatchString(s) }
 
 // Info is what anyone may know of a secret: never its value.
-type Info struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+type Info = wire.SecretInfo
 
 // Admitter decides whether a tenant may use secrets at all
 // (tenant.Admission.AdmitSecrets has this shape).

@@ -27,6 +27,7 @@ import (
 	"github.com/paddockhq/paddock/internal/secret/inject"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -136,7 +137,7 @@ func (ie *injectEnv) decisions() []egress.Decision {
 }
 
 var injectSpec = sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"api.test", "other.test"},
-	Inject: []secret.Rule{{Host: "api.test", Header: "Authorization", Value: "Bearer {secret:API_TOKEN}"}}}}
+	Inject: []wire.InjectRule{{Host: "api.test", Header: "Authorization", Value: "Bearer {secret:API_TOKEN}"}}}}
 
 const (
 	curlPx   = "curl -sS -m 10 "

@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/wire"
 )
 
 type unit struct {
@@ -327,7 +328,7 @@ func TestAdmission(t *testing.T) {
 	a := NewAdmission(next, u.secrets)
 	spec := func(value string) *sandbox.Spec {
 		return &sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"api.example.com"},
-			Inject: []secret.Rule{{Host: "api.example.com", Header: "Authorization", Value: value}}}}
+			Inject: []wire.InjectRule{{Host: "api.example.com", Header: "Authorization", Value: value}}}}
 	}
 	for _, tc := range []struct {
 		tenant, op, value string
