@@ -292,7 +292,7 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 // (serve.go); TestBenchAPIIsServes keeps the two calls identical.
 func benchAPI(ctx context.Context, f *serveFlags, st *stack, web *web, log *slog.Logger) *api.Server {
 	return api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain,
+		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain, Browser: st.browser,
 		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)})
 }
 

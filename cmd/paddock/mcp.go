@@ -76,7 +76,7 @@ func runMCP(ctx context.Context, e *env, f *mcpFlags) error {
 	if c.Key() == "" {
 		fmt.Fprintf(e.stderr, "paddock mcp: PADDOCK_API_KEY is not set; the server at %s will refuse every call\n", c.BaseURL())
 	}
-	srv, err := mcp.New(mcp.NewClientBackend(c), mcp.Options{Log: log, Version: version, Groups: clientBrowserTools(c)})
+	srv, err := mcp.New(c, mcp.Options{Log: log, Version: version, Browser: c})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func runMCPEmbedded(ctx context.Context, e *env, f *mcpFlags, log *slog.Logger) 
 		return err
 	}
 	defer st.Close()
-	srv, err := mcp.New(mcp.NewManagerBackend(st.mgr, mcp.ManagerOptions{}), mcp.Options{Log: log, Version: version, Groups: browserTools(st.mgr)})
+	srv, err := mcp.New(mcp.Local(st.mgr.Caller(), nil), mcp.Options{Log: log, Version: version, Browser: mcpBrowser(st)})
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 		return err
 	}
 	srv := api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain, // serve_secrets.go
+		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain, Browser: st.browser, // serve_secrets.go
 		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)}) // serve_mcp.go: /mcp; serve_e2b.go: E2B API
 	hs := web.server(srv.Handler())
 	ln, err := web.listen()

@@ -3,32 +3,27 @@ package main
 import (
 	"log/slog"
 
-	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/mcp"
-	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // openBrowser runs the sandboxes' browsers (docs/browser.md): the service
-// behind /v1/sandboxes/{id}/browser and the browser MCP tools, registered
-// with the manager. The browsers are Debian's chromium inside each
-// sandbox; closing the service drops the server's connections to them.
+// behind /v1/sandboxes/{id}/browser and the browser MCP tools. The manager
+// is told of it only to start the browsers of sandboxes created with one.
+// The browsers are Debian's chromium inside each sandbox; closing the
+// service drops the server's connections to them.
 func openBrowser(st *stack, log *slog.Logger) {
 	svc := browser.New(st.mgr, browser.Options{Log: log})
 	st.mgr.SetBrowser(svc)
+	st.browser = svc
 	st.onClose(svc.Close)
 }
 
-// browserTools are the MCP browser tools over mgr's browser service (none
-// if it has none).
-func browserTools(mgr *sandbox.Manager) []mcp.Group {
-	if svc, ok := mgr.BrowserService().(*browser.Service); ok && svc != nil {
-		return []mcp.Group{browser.MCPTools(browser.ServiceActions(svc))}
+// mcpBrowser is what the MCP browser tools drive in st (nil: no browser
+// service, no browser tools).
+func mcpBrowser(st *stack) mcp.Browser {
+	if st.browser == nil {
+		return nil
 	}
-	return nil
-}
-
-// clientBrowserTools are the MCP browser tools through a Paddock server.
-func clientBrowserTools(c *client.Client) []mcp.Group {
-	return []mcp.Group{browser.MCPTools(browser.ClientActions(c))}
+	return st.browser.Caller()
 }

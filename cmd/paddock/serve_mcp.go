@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/api"
@@ -21,10 +19,12 @@ func mcpMounts(ctx context.Context, f *serveFlags, st *stack, log *slog.Logger) 
 	if n := st.mgr.DeleteLabeled(ctx, mcp.SessionLabel); n > 0 {
 		log.Info("deleted MCP session sandboxes left by the previous server", "count", n)
 	}
-	b := mcp.NewManagerBackend(st.mgr, mcp.ManagerOptions{PortsSupported: apiHasPorts})
+	// The tools act on the manager as each request's caller; port links
+	// are the REST API's own (the same ports domain, the same tokens).
+	b := mcp.Local(st.mgr.Caller(), api.NewPortLinks(st.mgr, st.authn, f.sec.portsDomain))
 	o := mcp.Options{Log: log, Version: version, AllowedOrigins: f.http.allowedOrigins,
 		HostChecked: true} // the hardening middleware checks Host
-	o.Groups = browserTools(st.mgr) // serve_browser.go
+	o.Browser = mcpBrowser(st) // serve_browser.go
 	if st.ob != nil && st.ob.Auditor != nil {
 		o.Auditor = st.ob.Auditor // every request recorded, as for REST
 	}
@@ -52,32 +52,4 @@ func mcpMounts(ctx context.Context, f *serveFlags, st *stack, log *slog.Logger) 
 	stop := context.AfterFunc(ctx, closeAll)
 	st.onClose(func() { stop(); closeAll() })
 	return map[string]http.Handler{"/mcp": srv.Handler(st.authn)}
-}
-
-var (
-	portsOnce sync.Once
-	portsOK   bool
-)
-
-// apiHasPorts reports whether this build's REST API serves the
-// exposed-port route (its OpenAPI document lists exactly what is served).
-func apiHasPorts() bool {
-	portsOnce.Do(func() {
-		doc, err := api.OpenAPI()
-		if err != nil {
-			return
-		}
-		var d struct {
-			Paths map[string]json.RawMessage `json:"paths"`
-		}
-		if json.Unmarshal(doc, &d) != nil {
-			return
-		}
-		paths := make([]string, 0, len(d.Paths))
-		for p := range d.Paths {
-			paths = append(paths, p)
-		}
-		portsOK = mcp.HasPortsRoute(paths)
-	})
-	return portsOK
 }

@@ -164,9 +164,6 @@ func TestServeSecretsAndPorts(t *testing.T) {
 	if err != nil || !strings.HasPrefix(u.URL, "http://"+host+":") {
 		t.Errorf("port URL: %+v %v", u, err)
 	}
-	if !apiHasPorts() {
-		t.Error("the MCP port_url tool would say the server has no ports route")
-	}
 
 	// Nothing holds the value in the clear: the database, the server's log.
 	if _, _, err := cli("", "secret", "rm", "GITHUB_TOKEN"); err != nil {

@@ -10,6 +10,7 @@ import (
 	goruntime "runtime"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/runtime/native"
@@ -31,7 +32,8 @@ type stack struct {
 	layerKind string
 	mgr       *sandbox.Manager
 	authn     *auth.Service
-	sec       *secrets // serve_secrets.go
+	sec       *secrets         // serve_secrets.go
+	browser   *browser.Service // serve_browser.go
 	closers   []func()
 }
 

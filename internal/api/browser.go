@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coder/websocket"
-
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
@@ -17,7 +15,8 @@ import (
 )
 
 // The sandbox's browser (docs/browser.md): thin handlers over the browser
-// service the composition root registered with the manager. Actions that
+// service the composition root gives the API (Options.Browser); the
+// DevTools relay and the live view are in browser_devtools.go. Actions that
 // change the page need exec (they run code in it and reach the network);
 // reading it needs read. The DevTools routes start the browser and hand
 // out full control of it: exec.
@@ -51,15 +50,15 @@ func (s *Server) browserRoutes() {
 	s.authedWS("GET "+b+"/view/ws", rights.Read, s.browserViewWS)
 }
 
-// browserService is the registered service, or an unsupported error. It
+// browserService is the browser service, or an unsupported error. It
 // looks the sandbox up first, so that a server without browsers answers
 // another tenant's sandbox as it answers a missing one (404).
 func (s *Server) browserService(r *http.Request, sc sandbox.Scope) (*browser.Service, error) {
 	if _, err := s.m.Resolve(r.Context(), sc, r.PathValue("id"), 0); err != nil {
 		return nil, err
 	}
-	if svc, ok := s.m.BrowserService().(*browser.Service); ok && svc != nil {
-		return svc, nil
+	if s.o.Browser != nil {
+		return s.o.Browser, nil
 	}
 	return nil, errs.New(errs.CodeUnsupported, "this server runs no browsers")
 }
@@ -243,49 +242,4 @@ func (s *Server) browserJSONDoc(doc string) handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(body)
 	}
-}
-
-func (s *Server) browserCDP(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	svc, err := s.browserService(r, sc)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	page := ""
-	if t := r.PathValue("target"); t != "" {
-		page = "page/" + t
-	}
-	if err := svc.ServeCDP(w, r, sc, r.PathValue("id"), page); err != nil {
-		writeError(w, r, err)
-	}
-}
-
-func (s *Server) browserView(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	svc, err := s.browserService(r, sc)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := svc.ServeViewPage(w, r, sc, r.PathValue("id")); err != nil {
-		writeError(w, r, err)
-	}
-}
-
-func (s *Server) browserViewWS(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	svc, err := s.browserService(r, sc)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	id := r.PathValue("id")
-	c, err := accept(w, r)
-	if err != nil {
-		return
-	}
-	defer c.CloseNow()
-	if err := svc.View(r.Context(), sc, id, c); err != nil {
-		_ = c.Close(websocket.StatusInternalError, clipReason(errs.Public(err)))
-		return
-	}
-	_ = c.Close(websocket.StatusNormalClosure, "")
 }

@@ -94,7 +94,6 @@ func parsePort(s string) (int, bool) {
 type PortURL = wire.PortURL
 
 func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	id := r.PathValue("id")
 	port, ok := parsePort(r.PathValue("port"))
 	if !ok {
 		writeError(w, r, errs.Invalid("port must be a number between 1 and 65535"))
@@ -105,33 +104,16 @@ func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scop
 		writeError(w, r, err)
 		return
 	}
-	ttl := defaultPortURLTTL
-	if b.TTLS != 0 {
-		if b.TTLS < 1 || time.Duration(b.TTLS)*time.Second > auth.MaxTokenTTL {
-			writeError(w, r, errs.Invalid("ttl_s must be between 1 and %d", int64(auth.MaxTokenTTL/time.Second)))
-			return
-		}
-		ttl = time.Duration(b.TTLS) * time.Second
-	}
-	if _, err := s.m.ExposePort(r.Context(), sc, id, port); err != nil {
-		writeError(w, r, err)
+	if b.TTLS < 0 || b.TTLS > int64(auth.MaxTokenTTL/time.Second) {
+		writeError(w, r, errs.Invalid("ttl_s must be between 1 and %d", int64(auth.MaxTokenTTL/time.Second)))
 		return
 	}
-	tok, err := s.keys.MintToken(sc, portClaim(id, port), []auth.Scope{auth.ScopeExec}, ttl)
+	u, err := s.links.PortURL(r.Context(), r.PathValue("id"), port, time.Duration(b.TTLS)*time.Second)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	u := wire.PortLink(requestBase(r), s.portsDomain(), id, port, tok.Token)
-	writeJSON(w, http.StatusCreated, PortURL{Sandbox: id, Port: port, URL: u, Token: tok.Token, ExpiresAt: tok.ExpiresAt})
-}
-
-// requestBase is the API's scheme://host as the caller reached it.
-func requestBase(r *http.Request) string {
-	if r.TLS != nil {
-		return "https://" + r.Host
-	}
-	return "http://" + r.Host
+	writeJSON(w, http.StatusCreated, u)
 }
 
 // portsDomain is the configured ports domain, lower-case, without dots

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
@@ -45,6 +46,8 @@ type Options struct {
 	// Middleware wraps the whole handler, outermost first (metrics,
 	// hardening).
 	Middleware []func(http.Handler) http.Handler
+	// Browser, if set, serves the sandboxes' browsers (browser.go).
+	Browser *browser.Service
 	// Secrets, if set, serves /v1/secrets (secrets.go); PortsDomain, if
 	// set, serves sandbox ports at {port}-{id}.{domain} (ports.go).
 	Secrets     SecretStore
@@ -67,6 +70,7 @@ type Server struct {
 	mux     *http.ServeMux
 	routes  []Route
 	ports   *portProxy // ports.go
+	links   *PortLinks // portlinks.go
 }
 
 // Route is one served endpoint and the right it declares (the right the
@@ -125,6 +129,7 @@ func New(o Options) *Server {
 		s.audit = rs.Reader()
 	}
 	s.gate = gate.New(o.Auth, o.Auditor, o.Log, restSurface)
+	s.links = NewPortLinks(o.Manager, s.keys, o.PortsDomain)
 	s.public("GET /healthz", s.healthz)
 	s.public("GET /openapi.json", s.openapi)
 	s.sandboxRoutes()

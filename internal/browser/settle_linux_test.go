@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
@@ -84,10 +85,13 @@ func newEnvWith(t testing.TB, o browser.Options, h http.Handler) *env {
 	requireChromium(t)
 	l := newLab(t, h)
 	st := l.stack(t)
-	e := testenv.New(t, testenv.Options{Network: st})
-	st.Egress().SetSink(network.Events(e.Manager))
-	svc := browser.New(e.Manager, o)
+	var svc *browser.Service
+	e := testenv.New(t, testenv.Options{Network: st, API: func(e *testenv.Env, ao *api.Options) {
+		svc = browser.New(e.Manager, o)
+		e.Manager.SetBrowser(svc)
+		ao.Browser = svc
+	}})
 	t.Cleanup(svc.Close)
-	e.Manager.SetBrowser(svc)
+	st.Egress().SetSink(network.Events(e.Manager))
 	return &env{Env: e, lab: l, svc: svc, ctx: context.Background()}
 }

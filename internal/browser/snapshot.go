@@ -33,7 +33,7 @@ func (s *Service) Snapshot(ctx context.Context, sc sandbox.Scope, id string, req
 		return wire.SnapshotResult{}, err
 	}
 	var out wire.SnapshotResult
-	err = s.run(ctx, sc, id, req.Tab, "the snapshot", s.o.ActionTimeout, func(a *act) error {
+	err = s.run(ctx, sc, id, rights.Read, req.Tab, "the snapshot", s.o.ActionTimeout, func(a *act) error {
 		res, err := cdp.Call(a.ctx, a.t, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 		if err != nil {
 			return err

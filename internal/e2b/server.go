@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // EnvdVersion is the version of E2B's in-sandbox daemon this adapter
@@ -45,7 +46,7 @@ type Templates = sandbox.Templates
 
 // TokenMinter mints sandbox-scoped tokens (auth.Service).
 type TokenMinter interface {
-	MintToken(sc rights.Scope, sandboxID string, scopes []auth.Scope, ttl time.Duration) (auth.Token, error)
+	MintToken(sc rights.Scope, sandboxID string, scopes []wire.Scope, ttl time.Duration) (wire.Token, error)
 }
 
 // Options configure the adapter.
@@ -148,8 +149,8 @@ func (s *Server) Mounts() map[string]http.Handler {
 // mintToken issues the envdAccessToken of a sandbox: a sandbox-scoped
 // token holding the caller's read, write and exec scopes.
 func (s *Server) mintToken(sc rights.Scope, id string) (string, error) {
-	var scopes []auth.Scope
-	for scope, r := range map[auth.Scope]rights.Right{auth.ScopeRead: rights.Read, auth.ScopeWrite: rights.Write, auth.ScopeExec: rights.Exec} {
+	var scopes []wire.Scope
+	for scope, r := range map[wire.Scope]rights.Right{wire.ScopeRead: rights.Read, wire.ScopeWrite: rights.Write, wire.ScopeExec: rights.Exec} {
 		if sc.Can(r) {
 			scopes = append(scopes, scope)
 		}

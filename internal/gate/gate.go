@@ -126,7 +126,7 @@ func (g *Gate) Wrap(route string, need rights.Right, h http.Handler) http.Handle
 // the route's right, scope in the context, h.
 func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, p auth.Principal, route string, need rights.Right, h http.Handler) {
 	sc := auth.ScopeOf(p)
-	r = r.WithContext(withCaller(r.Context(), p, sc))
+	r = r.WithContext(WithBaseURL(withCaller(r.Context(), p, sc), requestBase(r)))
 	// Recorded before the right is checked, so that a refused call by an
 	// authenticated caller is on the record too.
 	if g.auditor != nil {
@@ -155,36 +155,48 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, p auth.Principal, r
 	h.ServeHTTP(w, r)
 }
 
-type callerKey struct{}
-
-type caller struct {
-	p  auth.Principal
-	sc rights.Scope
-}
+type baseKey struct{}
 
 func withCaller(ctx context.Context, p auth.Principal, sc rights.Scope) context.Context {
-	ctx = auth.WithPrincipal(ctx, p)
-	return context.WithValue(ctx, callerKey{}, caller{p, sc})
+	return rights.WithScope(auth.WithPrincipal(ctx, p), sc)
 }
 
-// Scope is the caller of a request the gate let through (the zero Scope,
-// which may do nothing, for any other context).
-func Scope(ctx context.Context) rights.Scope {
-	c, _ := ctx.Value(callerKey{}).(caller)
-	return c.sc
-}
+// Scope is the caller of a request the gate let through
+// (rights.FromContext: the zero Scope, which may do nothing, for any
+// other context).
+func Scope(ctx context.Context) rights.Scope { return rights.FromContext(ctx) }
 
-// WithScope returns ctx carrying sc as the caller (for a surface that
-// serves one caller without HTTP requests, e.g. MCP over stdio).
+// WithScope returns ctx carrying p as the authenticated principal and
+// sc as the caller (for a surface that serves callers without HTTP
+// requests, e.g. MCP's tool calls).
 func WithScope(ctx context.Context, p auth.Principal, sc rights.Scope) context.Context {
 	return withCaller(ctx, p, sc)
 }
 
 // Principal is the authenticated principal of a request the gate let
 // through.
-func Principal(ctx context.Context) (auth.Principal, bool) {
-	c, ok := ctx.Value(callerKey{}).(caller)
-	return c.p, ok
+func Principal(ctx context.Context) (auth.Principal, bool) { return auth.FromContext(ctx) }
+
+// BaseURL is the scheme://host a request the gate let through reached
+// this server at ("" without one: no HTTP request), for the links a
+// service builds (port URLs).
+func BaseURL(ctx context.Context) string {
+	u, _ := ctx.Value(baseKey{}).(string)
+	return u
+}
+
+// WithBaseURL returns ctx carrying u as BaseURL.
+func WithBaseURL(ctx context.Context, u string) context.Context {
+	return context.WithValue(ctx, baseKey{}, u)
+}
+
+// requestBase is r's scheme://host (behind a TLS-terminating proxy the
+// scheme is http unless the proxy connects with TLS).
+func requestBase(r *http.Request) string {
+	if r.TLS != nil {
+		return "https://" + r.Host
+	}
+	return "http://" + r.Host
 }
 
 // Is reports whether err is target itself (not merely of its code): a

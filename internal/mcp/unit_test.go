@@ -211,12 +211,3 @@ func TestSchemasHaveNoNullTypes(t *testing.T) {
 		t.Fatalf("nested schema not simplified: %+v", out.Properties["process"].Properties["cmd"])
 	}
 }
-
-func TestHasPortsRoute(t *testing.T) {
-	if HasPortsRoute([]string{"/v1/sandboxes/{id}/exec", "/healthz"}) {
-		t.Fatal("no ports route, yet found")
-	}
-	if !HasPortsRoute([]string{"/v1/sandboxes/{id}/ports/{port}/{path...}"}) {
-		t.Fatal("ports route not found")
-	}
-}

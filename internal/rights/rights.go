@@ -18,6 +18,7 @@
 package rights
 
 import (
+	"context"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -163,3 +164,19 @@ func (sc Scope) Need(r Right) error {
 
 // Can reports whether sc holds r.
 func (sc Scope) Can(r Right) bool { return sc.Rights.Has(r) }
+
+type scopeKey struct{}
+
+// WithScope returns ctx carrying sc as the caller: for services whose
+// callers are the request's (a surface's backend over the manager reads
+// it with FromContext).
+func WithScope(ctx context.Context, sc Scope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, sc)
+}
+
+// FromContext is the caller ctx carries; a context without one carries
+// the zero Scope, which may do nothing.
+func FromContext(ctx context.Context) Scope {
+	sc, _ := ctx.Value(scopeKey{}).(Scope)
+	return sc
+}

@@ -103,7 +103,7 @@ func (m *Manager) FileLimits() FileLimits { return m.fileLimits() }
 // fileAct scopes the caller to a running sandbox, records the intent of
 // kind, runs fn with the guest and records its result.
 func (m *Manager) fileAct(ctx context.Context, sc Scope, id, kind string, intent map[string]any, fn func(g *guestapi.Client) (map[string]any, error)) error {
-	g, _, err := m.Guest(ctx, sc, id)
+	g, _, err := m.guest(sc, id)
 	if err != nil {
 		return err
 	}

@@ -684,9 +684,9 @@ func (m *Manager) running(sc Scope, id string) (*box, error) {
 	return b, nil
 }
 
-// Guest returns the agent client of a running sandbox, for services built
-// on the guest (files, processes, terminals) and the sandbox's spec.
-func (m *Manager) Guest(ctx context.Context, sc Scope, id string) (*guestapi.Client, Spec, error) {
+// guest returns the agent client of running sandbox id (the caller's
+// right was checked) and the sandbox's spec.
+func (m *Manager) guest(sc Scope, id string) (*guestapi.Client, Spec, error) {
 	b, err := m.running(sc, id)
 	if err != nil {
 		return nil, Spec{}, err

@@ -68,7 +68,7 @@ func (m *Manager) act(ctx context.Context, sc Scope, id, kind string, intent map
 
 // procGuest resolves the sandbox (scoped) and checks the process reference.
 func (m *Manager) procGuest(ctx context.Context, sc Scope, id, ref string) (*guestapi.Client, error) {
-	g, _, err := m.Guest(ctx, sc, id)
+	g, _, err := m.guest(sc, id)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 	if err := validateProcess(&req); err != nil {
 		return ProcessInfo{}, err
 	}
-	g, spec, err := m.Guest(ctx, sc, id)
+	g, spec, err := m.guest(sc, id)
 	if err != nil {
 		return ProcessInfo{}, err
 	}

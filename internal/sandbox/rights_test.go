@@ -29,9 +29,7 @@ func TestEveryMethodChecksRights(t *testing.T) {
 				takesScope = true
 			}
 		}
-		// Guest and BrowserAction serve the browser service, which checks
-		// its callers itself; they go with the browser split.
-		if !takesScope || meth.Name == "Guest" || meth.Name == "BrowserAction" {
+		if !takesScope {
 			continue
 		}
 		checked++

@@ -80,6 +80,9 @@ type Options struct {
 	// Network gives sandboxes a network (a network.Stack, usually in a
 	// namespace the test made); nil: loopback only.
 	Network runtime.Network
+	// API, if set, adjusts the REST API's options before it is built (a
+	// test gives it a browser service over e.Manager, say).
+	API func(e *Env, o *api.Options)
 }
 
 // Env is a running stack.
@@ -170,8 +173,12 @@ func New(t testing.TB, o Options) *Env {
 	must("auth", err)
 	adm := auth.NewAdmin(e.AdminKey)
 	e.Scope = auth.ScopeOf(adm.Principal())
-	srv := api.New(api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
-		Auditor: e.obs.auditor(), Middleware: e.obs.middleware(api.Harden(api.HardenOptions{Log: log}))})
+	ao := api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
+		Auditor: e.obs.auditor(), Middleware: e.obs.middleware(api.Harden(api.HardenOptions{Log: log}))}
+	if o.API != nil {
+		o.API(e, &ao)
+	}
+	srv := api.New(ao)
 	e.Server = httptest.NewServer(srv.Handler())
 	e.Client = client.New(e.Server.URL, e.AdminKey)
 	t.Cleanup(e.Close)
