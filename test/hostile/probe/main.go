@@ -96,6 +96,29 @@ var ops = map[string]func([]string) report{
 		return result(nil, fmt.Sprintf("child exited %d", ws.ExitStatus()))
 	},
 	"noop": func([]string) report { return report{OK: true} },
+	// vsock is not network-namespaced: bind and listen on a vsock port
+	// (natively the port is then taken for the whole host).
+	"vsock-bind": func(args []string) report {
+		fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return result(err, "socket")
+		}
+		defer unix.Close(fd)
+		port := uint32(intArg(args, 0, 40404))
+		if err := unix.Bind(fd, &unix.SockaddrVM{CID: unix.VMADDR_CID_ANY, Port: port}); err != nil {
+			return result(err, "bind")
+		}
+		return result(unix.Listen(fd, 1), "listen")
+	},
+	// socket DOMAIN TYPE PROTO: open one socket of a family.
+	"socket": func(args []string) report {
+		fd, err := unix.Socket(intArg(args, 0, -1), intArg(args, 1, unix.SOCK_STREAM)|unix.SOCK_CLOEXEC, intArg(args, 2, 0))
+		if err != nil {
+			return result(err, "socket")
+		}
+		unix.Close(fd)
+		return result(nil, "opened")
+	},
 	// A mount in a private mount namespace (natively the namespace keeps
 	// the host's mounts untouched).
 	"mount": func([]string) report {
