@@ -22,14 +22,15 @@ import (
 // message is checked before any of it is forwarded, and an HTTP client's
 // every request is.
 func (s *Server) pipe(ctx context.Context, c *conn, up net.Conn, h *head, check func(string, streamKind) error) error {
+	w := newRespWatch()
 	downDone := make(chan error, 1)
 	go func() {
-		n, err := io.Copy(c.client, up)
-		c.down.Add(n)
+		err := w.copyDown(c.client, up, &c.down)
 		_ = c.client.CloseWrite()
 		downDone <- err
 	}()
 	upErr := func() error {
+		defer w.stop() // whatever the client speaks now, it is not watched
 		if h == nil {
 			hh, err := classify(c.br)
 			if err != nil {
@@ -45,10 +46,13 @@ func (s *Server) pipe(ctx context.Context, c *conn, up net.Conn, h *head, check 
 		}
 		cw := &countWriter{w: up, n: &c.up}
 		if h.kind == kindHTTP {
-			upgraded, err := requests(c.br, cw, func(host string) error { return check(host, kindHTTP) }, nil)
+			w.start()
+			upgraded, err := requests(c.br, cw, func(host string) error { return check(host, kindHTTP) }, nil, w)
 			if err != nil || !upgraded {
 				return err
 			}
+		} else {
+			w.stop()
 		}
 		return copyRest(cw, c.br, c.client, up)
 	}()
@@ -126,25 +130,26 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // requests forwards HTTP/1 requests from br to up (responses flow back on
-// their own), checking each one's Host. It returns when the client is done
-// (EOF), on a refusal, or after forwarding a protocol upgrade (the rest of
-// the stream is then not HTTP).
-func requests(br *bufio.Reader, up io.Writer, check func(host string) error, rewrite func(*http.Request) error) (upgraded bool, err error) {
+// their own, followed by w), checking each one's Host. It returns when the
+// client is done (EOF), on a refusal, or once the upstream has switched
+// protocols (101) in answer to an upgrade request: only then is the rest
+// of the stream not HTTP. w nil never switches.
+//
+// HTTP request smuggling (issue 14 item 4): a request that merely asks for
+// an upgrade proves nothing. Were the relay to turn opaque on the asking
+// (as it once did, at the first byte that could not start a request), a
+// client would ask, let the server answer 200, and send a request for a
+// virtual host the policy forbids on the same connection (a lower-case
+// method, a leading CRLF) unchecked. So every request stays parsed and
+// checked until the upstream's own answer is 101.
+func requests(br *bufio.Reader, up io.Writer, check func(host string) error, rewrite func(*http.Request) error, w *respWatch) (upgraded bool, err error) {
 	bw := bufio.NewWriterSize(up, 16<<10)
-	upgrading := false
 	for {
-		first, err := br.Peek(1)
-		if err != nil {
+		if _, err := br.Peek(1); err != nil {
 			if errors.Is(err, io.EOF) {
 				return false, nil
 			}
 			return false, err
-		}
-		// After an upgrade request, bytes that cannot start a request are
-		// the new protocol (a WebSocket frame); a refused upgrade leaves
-		// the client speaking HTTP, which stays checked.
-		if upgrading && (first[0] < 'A' || first[0] > 'Z') {
-			return true, nil
 		}
 		// The head is bounded before it is parsed (http.ReadRequest alone
 		// would buffer a header line of any length).
@@ -176,20 +181,39 @@ func requests(br *bufio.Reader, up io.Writer, check func(host string) error, rew
 		if _, ok := req.Header["User-Agent"]; !ok {
 			req.Header["User-Agent"] = []string{""} // Write would add Go's own
 		}
+		upgrade := isUpgrade(req.Header)
+		if upgrade && headerHasToken(req.Header, "Upgrade", "h2c") {
+			// h2c after a 101 would carry streams for any :authority
+			// unchecked: the server is asked for HTTP/1.1 instead.
+			req.Header.Del("Upgrade")
+			req.Header.Del("HTTP2-Settings")
+			upgrade = false
+		}
+		w.sent(req.Method, upgrade)
 		if err := req.Write(bw); err != nil {
 			return false, err
 		}
 		if err := bw.Flush(); err != nil {
 			return false, err
 		}
-		upgrading = isUpgrade(req.Header)
+		if upgrade && w.await() {
+			return true, nil
+		}
 	}
 }
 
+// isUpgrade reports whether a request asks to switch protocols: an
+// Upgrade header, and "upgrade" among the Connection tokens.
 func isUpgrade(h http.Header) bool {
-	for _, v := range h.Values("Connection") {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+	return h.Get("Upgrade") != "" && headerHasToken(h, "Connection", "upgrade")
+}
+
+// headerHasToken reports whether a comma-separated header holds tok
+// (names and tokens are case-insensitive).
+func headerHasToken(h http.Header, name, tok string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), tok) {
 				return true
 			}
 		}

@@ -405,6 +405,39 @@ var ops = map[string]func([]string) report{
 		}
 		return r
 	},
+	// Connect to ADDR and send each MSG (Go-quoted) in turn, reading what
+	// arrives for up to a second after each: raw HTTP conversations on
+	// one connection (request smuggling). Detail holds every answer.
+	"converse": func(args []string) report {
+		if len(args) < 2 {
+			return result(errors.New("usage: converse ADDR MSG..."), "")
+		}
+		c, err := net.DialTimeout("tcp", args[0], 3*time.Second)
+		if err != nil {
+			return result(unwrapNet(err), "")
+		}
+		defer c.Close()
+		var got strings.Builder
+		buf := make([]byte, 4096)
+		for _, q := range args[1:] {
+			msg, err := strconv.Unquote(q)
+			if err != nil {
+				return result(err, "")
+			}
+			if _, err := io.WriteString(c, msg); err != nil {
+				return report{Detail: got.String() + " [write: " + err.Error() + "]"}
+			}
+			for end := time.Now().Add(time.Second); time.Now().Before(end); {
+				_ = c.SetReadDeadline(end)
+				n, err := c.Read(buf)
+				got.Write(buf[:n])
+				if err != nil {
+					break
+				}
+			}
+		}
+		return result(nil, got.String())
+	},
 	// TLS to ADDR with server name SNI, then one HTTP request for HOST.
 	"tls": func(args []string) report {
 		if len(args) < 3 {
