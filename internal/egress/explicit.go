@@ -23,8 +23,12 @@ import (
 // explicit serves a client that addressed the proxy itself.
 func (s *Server) explicit(ctx context.Context, sb *sandbox, t *tracked, client *net.TCPConn) {
 	c := s.newConn(sb, t, client, "explicit")
-	_ = client.SetReadDeadline(time.Now().Add(s.o.HeaderTimeout))
-	req, hostHdr, err := readProxyRequest(c.br)
+	var req *http.Request
+	var hostHdr string
+	err := s.awaitFirstByte(client, c.br)
+	if err == nil {
+		req, hostHdr, err = readProxyRequest(c.br)
+	}
 	_ = client.SetReadDeadline(time.Time{})
 	if err != nil {
 		if !errors.Is(err, io.EOF) {

@@ -39,17 +39,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			_ = c.Close()
 			continue
 		}
-		select {
-		case s.conns <- struct{}{}:
-		default:
-			s.log.Warn("egress: connection limit reached; refusing", "limit", s.o.MaxConns)
-			reset(tc)
-			continue
-		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.conns }()
 			s.handle(tc)
 		}()
 	}
@@ -80,14 +72,24 @@ func (s *Server) handle(c *net.TCPConn) {
 		reset(c)
 		return
 	}
+	// Slots are counted per sandbox, per tenant and in all, and taken
+	// before anything waits on the client: connections that send nothing
+	// (to refused addresses, say) hold one of their own tenant's slots
+	// only, and only until FirstByteTimeout (resource starvation, issue 14
+	// item 9).
+	release, err := s.conns.acquire(sb.tenantKey(s.o.TenantOf), sb.id)
+	if err != nil {
+		reset(c) // released at once; reported after
+		s.report(context.Background(), sb, Decision{Sandbox: sb.id, Kind: "connect", Mode: sb.policy().Mode, Reason: err.Error()})
+		return
+	}
+	defer release()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	t := &tracked{}
 	t.add(c)
-	t.add(closerFunc(func() error { cancel(); return nil }))
-	pol := sb.policy()
-	if !sb.track(t, s.o.MaxConnsPerSandbox) {
-		s.report(ctx, sb, Decision{Sandbox: sb.id, Kind: "connect", Mode: pol.Mode, Reason: "too many connections"})
+	t.add(closerFunc(func() error { release(); cancel(); return nil }))
+	if !sb.track(t) {
 		reset(c)
 		return
 	}

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -24,9 +25,11 @@ func (s *Server) transparent(ctx context.Context, sb *sandbox, t *tracked, clien
 	c.setDst("", dst)
 	pol := sb.policy()
 	port := int(dst.Port())
+	// Refused connections are reset before they are reported: the slot
+	// is free at once, whatever the audit log takes.
 	if reason, ok := s.guard.Check(dst.Addr()); !ok {
+		c.drop()
 		c.refuse(ctx, "forbidden address: %s", reason)
-		reset(client)
 		return
 	}
 	// How is this destination allowed? By a name the resolver gave this
@@ -51,27 +54,27 @@ func (s *Server) transparent(ctx context.Context, sb *sandbox, t *tracked, clien
 	var h *head
 	if by == "" {
 		// Only what the client says can name the destination: wait for it.
-		hh, err := c.classify(s.o.HeaderTimeout)
+		hh, err := c.classify()
 		if err != nil {
+			c.drop()
 			c.refuse(ctx, "%s is not allowed as an address, and the client named no host: %v", dst.Addr(), err)
-			reset(client)
 			return
 		}
 		if hh.name == "" {
+			c.drop()
 			c.refuse(ctx, "%s is not allowed as an address (an IP literal; allow_cidr can allow it)", dst.Addr())
-			reset(client)
 			return
 		}
 		c.setDst(hh.name, dst)
 		r, ok := pol.AllowName(hh.name, port)
 		if !ok {
+			c.drop()
 			c.refuse(ctx, "%s:%d is not in the allowlist", hh.name, port)
-			reset(client)
 			return
 		}
 		if !s.nameHasAddr(ctx, sb, hh.name, dst.Addr()) {
+			c.drop()
 			c.refuse(ctx, "%s %q does not match the destination %s", hh.kind.label(), hh.name, dst.Addr())
-			reset(client)
 			return
 		}
 		by, name, h = r, hh.name, &hh
@@ -130,13 +133,34 @@ func (s *Server) nameHasAddr(ctx context.Context, sb *sandbox, name string, a ne
 	return false
 }
 
-// classify reads the client's first message, waiting at most d.
-func (c *conn) classify(d time.Duration) (head, error) {
-	if d > 0 {
-		_ = c.client.SetReadDeadline(time.Now().Add(d))
-		defer c.client.SetReadDeadline(time.Time{})
+// classify reads the client's first message: its first byte within
+// FirstByteTimeout, the whole of it within HeaderTimeout. A connection
+// that sends nothing is closed quickly (it holds a slot meanwhile).
+func (c *conn) classify() (head, error) {
+	if err := c.s.awaitFirstByte(c.client, c.br); err != nil {
+		return head{}, err
 	}
+	defer c.client.SetReadDeadline(time.Time{})
 	return classify(c.br)
+}
+
+// awaitFirstByte waits FirstByteTimeout for the client's first byte and
+// leaves the deadline at HeaderTimeout from now for the rest of its
+// first message (the caller clears it).
+func (s *Server) awaitFirstByte(client *net.TCPConn, br *bufio.Reader) error {
+	start := time.Now()
+	_ = client.SetReadDeadline(start.Add(s.o.FirstByteTimeout))
+	if _, err := br.Peek(1); err != nil {
+		_ = client.SetReadDeadline(time.Time{})
+		return err
+	}
+	return client.SetReadDeadline(start.Add(s.o.HeaderTimeout))
+}
+
+// drop resets the client and gives its slot back at once.
+func (c *conn) drop() {
+	reset(c.client)
+	c.t.kill()
 }
 
 // dialAny connects to the first of addrs that answers.
@@ -198,7 +222,7 @@ func (s *Server) connectAndRelay(ctx context.Context, c *conn, name string, addr
 		c.established = true
 	}
 	if plan != nil && h == nil {
-		hh, err := c.classify(s.o.HeaderTimeout)
+		hh, err := c.classify()
 		if err != nil {
 			c.refuse(ctx, "malformed first message: %v", err)
 			c.fail(http.StatusBadRequest, c.d.Reason)

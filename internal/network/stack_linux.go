@@ -285,7 +285,7 @@ func (s *Stack) load(ctx context.Context) error {
 		slot.IfName = r.IfName
 		s.used[r.Slot] = true
 		s.att[r.Sandbox] = &attachment{id: r.Sandbox, slot: slot, pid: r.Pid, addrs: r.Addrs, policy: r.Policy}
-		s.eg.Set(r.Sandbox, r.Addrs, pol)
+		s.eg.Set(r.Sandbox, "", r.Addrs, pol)
 	}
 	if len(recs) > 0 {
 		s.log.Info("network: attachments reloaded", "count", len(s.att))
@@ -316,7 +316,7 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 		if err := s.db.setPolicy(ctx, id, p); err != nil {
 			return runtime.NetSetup{}, err
 		}
-		s.eg.Set(id, a.addrs, pol)
+		s.eg.Set(id, "", a.addrs, pol)
 		return s.setup(ctx, id, a)
 	}
 	s.mu.Unlock()
@@ -353,7 +353,7 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 		s.forget(a)
 		return runtime.NetSetup{}, err
 	}
-	s.eg.Set(id, a.addrs, pol)
+	s.eg.Set(id, "", a.addrs, pol)
 	return s.setup(ctx, id, a)
 }
 

@@ -84,3 +84,16 @@ func (s attachStore) list(ctx context.Context) ([]record, error) {
 	}
 	return out, rows.Err()
 }
+
+// StoreTenants tells the egress proxy each sandbox's tenant from the
+// store's sandboxes table (egress.Options.TenantOf), so that its
+// per-tenant limits count a tenant's sandboxes together.
+func StoreTenants(db *store.DB) func(ctx context.Context, sandbox string) (string, error) {
+	return func(ctx context.Context, id string) (string, error) {
+		sb, err := db.GetSandbox(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return sb.Tenant, nil
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -46,6 +47,7 @@ import (
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -70,10 +72,20 @@ type netLab struct {
 	udp      *udpSink
 }
 
-func newNetLab(t *testing.T) *netLab {
+func newNetLab(t *testing.T) *netLab { t.Helper(); return newNetLabWith(t, egress.Options{}) }
+
+// newNetLabWith is newNetLab with the egress proxy's limits set (eo); the
+// proxy learns each sandbox's tenant from the stack's store, as serve's.
+func newNetLabWith(t *testing.T, eo egress.Options) *netLab {
 	t.Helper()
 	testenv.RequireRoot(t)
 	l := &netLab{h: newNetNS(t), o: newNetNS(t)}
+	eo.TenantOf = func(ctx context.Context, id string) (string, error) {
+		if l.env == nil {
+			return "", errors.New("no stack yet")
+		}
+		return network.StoreTenants(l.Store)(ctx, id)
+	}
 	hh, oh := l.h.Handle(), l.o.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name, la.Flags = "nl0", net.FlagUp
@@ -99,7 +111,7 @@ func newNetLab(t *testing.T) *netLab {
 	t.Cleanup(func() { db.Close() })
 	l.st, err = network.New(context.Background(), network.Options{DB: db.SQL(), HostNS: l.h.Path(),
 		Upstreams: []netip.AddrPort{netip.MustParseAddrPort(ipResolver + ":53")},
-		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
+		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}, Egress: eo})
 	if err != nil {
 		t.Fatalf("network stack: %v", err)
 	}

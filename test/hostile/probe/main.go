@@ -438,6 +438,63 @@ var ops = map[string]func([]string) report{
 		}
 		return result(nil, got.String())
 	},
+	// Keep N idle TCP connections to ADDR open for SECONDS, opening a new
+	// one whenever one is closed (a flood of connections that never send
+	// a byte). Count: connections made; Detail: how many the other side
+	// closed and how long they had lived (the median).
+	"hold": func(args []string) report {
+		if len(args) < 3 {
+			return result(errors.New("usage: hold ADDR N SECONDS"), "")
+		}
+		n, secs := intArg(args, 1, 1), intArg(args, 2, 1)
+		end := time.Now().Add(time.Duration(secs) * time.Second)
+		type life struct{ d time.Duration }
+		closed := make(chan life, 4*n)
+		made := 0
+		var lives []time.Duration
+		open := 0
+		for time.Now().Before(end) {
+			for open < n && time.Now().Before(end) {
+				c, err := net.DialTimeout("tcp", args[0], time.Second)
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					break
+				}
+				made++
+				open++
+				go func(c net.Conn, start time.Time) {
+					defer c.Close()
+					_ = c.SetReadDeadline(end)
+					_, _ = c.Read(make([]byte, 1))
+					if time.Now().Before(end) {
+						closed <- life{time.Since(start)}
+					} else {
+						closed <- life{-1}
+					}
+				}(c, time.Now())
+			}
+			select {
+			case l := <-closed:
+				open--
+				if l.d >= 0 {
+					lives = append(lives, l.d)
+				}
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		median := time.Duration(0)
+		if len(lives) > 0 {
+			for i := range lives { // a small insertion sort
+				for j := i; j > 0 && lives[j] < lives[j-1]; j-- {
+					lives[j], lives[j-1] = lives[j-1], lives[j]
+				}
+			}
+			median = lives[len(lives)/2]
+		}
+		r := result(nil, fmt.Sprintf("closed=%d median_ms=%d", len(lives), median.Milliseconds()))
+		r.Count = made
+		return r
+	},
 	// TLS to ADDR with server name SNI, then one HTTP request for HOST.
 	"tls": func(args []string) report {
 		if len(args) < 3 {
