@@ -47,7 +47,6 @@ import (
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
-	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -72,15 +71,16 @@ type netLab struct {
 	udp      *udpSink
 }
 
-func newNetLab(t *testing.T) *netLab { t.Helper(); return newNetLabWith(t, egress.Options{}) }
+func newNetLab(t *testing.T) *netLab { t.Helper(); return newNetLabWith(t, nil) }
 
-// newNetLabWith is newNetLab with the egress proxy's limits set (eo); the
-// proxy learns each sandbox's tenant from the stack's store, as serve's.
-func newNetLabWith(t *testing.T, eo egress.Options) *netLab {
+// newNetLabWith is newNetLab with the stack's options changed by set (the
+// egress proxy's limits, its upstream resolvers); the proxy learns each
+// sandbox's tenant from the stack's store, as serve's.
+func newNetLabWith(t *testing.T, set func(*network.Options)) *netLab {
 	t.Helper()
 	testenv.RequireRoot(t)
 	l := &netLab{h: newNetNS(t), o: newNetNS(t)}
-	eo.TenantOf = func(ctx context.Context, id string) (string, error) {
+	tenantOf := func(ctx context.Context, id string) (string, error) {
 		if l.env == nil {
 			return "", errors.New("no stack yet")
 		}
@@ -109,9 +109,14 @@ func newNetLabWith(t *testing.T, eo egress.Options) *netLab {
 	db, err := store.Open(t.TempDir(), network.Migrations...)
 	must(t, err)
 	t.Cleanup(func() { db.Close() })
-	l.st, err = network.New(context.Background(), network.Options{DB: db.SQL(), HostNS: l.h.Path(),
+	no := network.Options{DB: db.SQL(), HostNS: l.h.Path(),
 		Upstreams: []netip.AddrPort{netip.MustParseAddrPort(ipResolver + ":53")},
-		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}, Egress: eo})
+		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}}
+	if set != nil {
+		set(&no)
+	}
+	no.Egress.TenantOf = tenantOf
+	l.st, err = network.New(context.Background(), no)
 	if err != nil {
 		t.Fatalf("network stack: %v", err)
 	}

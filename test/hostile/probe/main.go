@@ -23,6 +23,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -493,6 +495,33 @@ var ops = map[string]func([]string) report{
 		}
 		r := result(nil, fmt.Sprintf("closed=%d median_ms=%d", len(lives), median.Milliseconds()))
 		r.Count = made
+		return r
+	},
+	// Keep N lookups of names PREFIX-<n>.SUFFIX in flight for SECONDS, each
+	// name new (no cache helps). Count: lookups made.
+	"dnsflood": func(args []string) report {
+		if len(args) < 4 {
+			return result(errors.New("usage: dnsflood PREFIX SUFFIX N SECONDS"), "")
+		}
+		n, secs := intArg(args, 2, 1), intArg(args, 3, 1)
+		end := time.Now().Add(time.Duration(secs) * time.Second)
+		var made atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < n; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(end) {
+					i := made.Add(1)
+					ctx, cancel := context.WithDeadline(context.Background(), end)
+					_, _ = net.DefaultResolver.LookupHost(ctx, fmt.Sprintf("%s-%d-%d.%s", args[0], os.Getpid(), i, args[1]))
+					cancel()
+				}
+			}()
+		}
+		wg.Wait()
+		r := result(nil, "flooded")
+		r.Count = int(made.Load())
 		return r
 	},
 	// TLS to ADDR with server name SNI, then one HTTP request for HOST.
