@@ -51,11 +51,19 @@ type Stats interface {
 
 // Options configure a Log.
 type Options struct {
-	Dir                string // the audit directory (DATA/audit), created 0700
-	Sync               SyncMode
-	SyncInterval       time.Duration // default 10ms
-	SegmentBytes       int64         // rotate segments at this size; default 64 MiB
-	MaxSegments        int           // keep at most this many segments (0: all)
+	Dir          string // the audit directory (DATA/audit), created 0700
+	Sync         SyncMode
+	SyncInterval time.Duration // default 10ms
+	SegmentBytes int64         // rotate segments at this size; default 64 MiB
+	MaxSegments  int           // keep at most this many segments (0: all)
+	MaxBytes     int64         // keep at most this many bytes of segments (0: no bound)
+	MaxAge       time.Duration // expire sealed segments older than this (0: never)
+	ArchiveDir   string        // move expired segments here instead of deleting them
+	// MinFreeBytes is the low-disk alarm: below this much free space on
+	// the audit volume the log warns and reports it (DiskStats), before a
+	// full disk makes it refuse every audited action. Default: 4 segments
+	// (at least 256 MiB); negative: no alarm.
+	MinFreeBytes       int64
 	CheckpointEvery    int           // records between signed checkpoints; default 1000
 	CheckpointInterval time.Duration // and at most this long; default 1m
 	Version            string        // recorded in the start record
@@ -129,6 +137,9 @@ type Log struct {
 	lostLast  string
 	sysQueue  []Entry // records the log writes about itself, at the next commit
 	buf       []byte
+	sealing   bool      // a full segment's closing checkpoint is being written
+	dropping  []segment // expired segments, removed once their prune record is durable
+	disk      diskState
 
 	// shared with readers
 	mu      sync.Mutex
@@ -182,6 +193,12 @@ func Open(o Options) (*Log, error) {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = max(4*o.SegmentBytes, 256<<20)
+	}
+	if o.MaxBytes > 0 && o.MaxBytes < 2*o.SegmentBytes {
+		return nil, fmt.Errorf("audit: the byte bound (%d) must hold at least two segments of %d bytes", o.MaxBytes, o.SegmentBytes)
 	}
 	// The log lives in the server's 0700 data directory, outside every
 	// sandbox's root: nothing inside a sandbox can name it, let alone open
@@ -240,6 +257,7 @@ func Open(o Options) (*Log, error) {
 		return nil, fmt.Errorf("audit head: %w", err)
 	}
 	l.lastCP = time.Now()
+	l.checkDisk() // the gauge has a value from the start
 	go l.background()
 	if _, err := l.append(context.Background(), Entry{Action: ActionStart, Phase: PhaseEvent, Args: startInfo}, true); err != nil {
 		l.Close()

@@ -114,16 +114,23 @@ func (l *Log) background() {
 	defer close(l.bgDone)
 	cp := time.NewTicker(l.o.CheckpointInterval)
 	defer cp.Stop()
+	disk := time.NewTicker(diskCheckInterval)
+	defer disk.Stop()
 	for {
 		select {
 		case <-l.stopBG:
 			return
 		case <-cp.C:
 			l.wmu.Lock()
-			if !l.wclosed && l.sinceCP > 0 {
-				l.commit(nil, true)
+			if !l.wclosed {
+				l.expire() // by age, while the log is quiet too
+				if l.sinceCP > 0 || len(l.sysQueue) > 0 {
+					l.commit(nil, true)
+				}
 			}
 			l.wmu.Unlock()
+		case <-disk.C:
+			l.checkDisk()
 		}
 	}
 }
@@ -217,9 +224,21 @@ func (l *Log) commit(batch []*pending, forceCP bool) {
 		return
 	}
 	// Rotate before writing, so that what rotation records (a prune) goes
-	// out with this batch and no empty segment is left at the end.
-	if l.rotateDue() {
-		l.rotate()
+	// out with this batch and no empty segment is left at the end. The
+	// full segment is sealed first: a signed checkpoint is its last record.
+	if l.rotateDue() && !l.sealing {
+		l.sealing = true
+		if l.sinceCP > 0 || len(l.sysQueue) > 0 || l.lost > 0 {
+			l.commit(nil, true)
+		}
+		l.sealing = false
+		if l.broken != nil {
+			l.failAll(batch, l.broken)
+			return
+		}
+		if l.rotate() {
+			l.expire()
+		}
 	}
 	now := formatTime(time.Now())
 	seq, prev := l.seq, l.prev
@@ -239,19 +258,21 @@ func (l *Log) commit(batch []*pending, forceCP bool) {
 		n++
 		return nil
 	}
+	for _, e := range l.sysQueue {
+		r := l.prepare(e)
+		_ = add(&r)
+	}
+	gapSeq, gapPrev, gapLen, gapN := seq, prev, len(buf), n
 	if l.lost > 0 {
 		gap := l.prepare(Entry{Action: ActionGap, Phase: PhaseEvent, Args: map[string]any{
 			"lost": l.lost, "first": l.lostFirst, "last": l.lostLast,
 			"reason": "records could not be written (the actions were refused, or allowed in fail-open mode)"}})
 		if add(&gap) != nil {
-			seq, prev, buf, n = l.seq, l.prev, buf[:0], 0
+			seq, prev, buf, n = gapSeq, gapPrev, buf[:gapLen], gapN
 		}
 	}
-	for _, e := range l.sysQueue {
-		r := l.prepare(e)
-		_ = add(&r)
-	}
-	sync := forceCP
+	// Records of expired segments must be durable before the files go.
+	sync := forceCP || len(l.dropping) > 0
 	ok := batch[:0:0]
 	for _, p := range batch {
 		if err := add(&p.rec); err != nil {
@@ -313,6 +334,9 @@ func (l *Log) commit(batch []*pending, forceCP bool) {
 		if p.sync {
 			p.done <- syncErr
 		}
+	}
+	if len(l.dropping) > 0 && n > 0 && syncErr == nil && !l.unsynced {
+		l.drop()
 	}
 	if l.o.Stats != nil && n > 0 {
 		l.o.Stats.AuditBatch(n, wrote, synced, syncErr)
