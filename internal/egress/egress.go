@@ -111,6 +111,11 @@ type Options struct {
 	Sink        Sink
 	Metrics     Recorder
 	Interceptor Interceptor
+	// Explicit, if set, reports whether a connection whose original
+	// destination is dst addressed the proxy itself (when sandboxes reach
+	// it at an address that is dnat'ed to where it listens). Without it,
+	// only the listening address is.
+	Explicit func(dst netip.AddrPort) bool
 	// TenantOf, if set, tells the tenant of a sandbox (the store's
 	// record); asked again every few seconds, as a warm-pool sandbox
 	// changes tenant when it is claimed. Without it the tenant given to

@@ -101,7 +101,7 @@ func (s *Server) handle(c *net.TCPConn) {
 		reset(c)
 		return
 	}
-	if dst == tcpAddrPort(c.LocalAddr()) {
+	if dst == tcpAddrPort(c.LocalAddr()) || s.o.Explicit != nil && s.o.Explicit(dst) {
 		s.explicit(ctx, sb, t, c)
 		return
 	}

@@ -22,6 +22,13 @@ var Migrations = []store.Migration{{Name: "network-1", SQL: `CREATE TABLE networ
 		addrs      TEXT NOT NULL,
 		policy     TEXT NOT NULL,
 		created_at INTEGER NOT NULL
+	)`}, {Name: "network-2", SQL: `CREATE TABLE network_instance (
+		one        INTEGER PRIMARY KEY CHECK (one = 1),
+		instance   TEXT NOT NULL,
+		pool_v4    TEXT NOT NULL,
+		pool_v6    TEXT NOT NULL,
+		proxy_port INTEGER NOT NULL,
+		dns_port   INTEGER NOT NULL
 	)`}}
 
 // record is one attachment as stored.
