@@ -26,6 +26,10 @@ type obsFlags struct {
 	webhook            string
 	segmentSize        string
 	maxSegments        int
+	maxBytes           string
+	maxAge             time.Duration
+	archiveDir         string
+	minFree            string
 	checkpointEvery    int
 	checkpointInterval time.Duration
 	metricsListen      string
@@ -39,6 +43,10 @@ func (o *obsFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.webhook, "audit-webhook", "", "POST policy violations (denials, limit hits, OOM kills, sandbox failures) as JSON to this URL")
 	fs.StringVar(&o.segmentSize, "audit-segment-size", "64M", "start a new audit segment file at this size")
 	fs.IntVar(&o.maxSegments, "audit-max-segments", 0, "keep at most this many audit segments, deleting the oldest (recorded in the log); 0 keeps all")
+	fs.StringVar(&o.maxBytes, "audit-max-bytes", "", "keep at most this much audit log (e.g. 10G), expiring the oldest sealed segments (recorded in the log; verify still checks what remains); default: keep all")
+	fs.DurationVar(&o.maxAge, "audit-max-age", 0, "expire sealed audit segments older than this (e.g. 2160h); 0 keeps them")
+	fs.StringVar(&o.archiveDir, "audit-archive-dir", "", "move expired audit segments to this directory instead of deleting them")
+	fs.StringVar(&o.minFree, "audit-min-free", "", "warn (log and metric paddock_audit_disk_low) when the audit volume has less free space than this (default: 4 segments, at least 256M); the log fails closed only when the disk is full")
 	fs.IntVar(&o.checkpointEvery, "audit-checkpoint-every", 1000, "records between signed audit checkpoints")
 	fs.DurationVar(&o.checkpointInterval, "audit-checkpoint-interval", time.Minute, "longest time between signed audit checkpoints")
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "also serve /metrics without a key on this loopback address (e.g. 127.0.0.1:9464); the API's /metrics needs the admin key")
@@ -71,6 +79,24 @@ func startObs(f *serveFlags, log *slog.Logger) (*obs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--audit-segment-size: %w", err)
 	}
+	var maxBytes, minFree int64
+	if o.maxBytes != "" {
+		mb, err := parseSizeMB(o.maxBytes)
+		if err != nil {
+			return nil, fmt.Errorf("--audit-max-bytes: %w", err)
+		}
+		maxBytes = mb << 20
+	}
+	if o.minFree != "" {
+		mb, err := parseSizeMB(o.minFree)
+		if err != nil {
+			return nil, fmt.Errorf("--audit-min-free: %w", err)
+		}
+		minFree = max(mb<<20, 1)
+	}
+	if o.maxAge < 0 {
+		return nil, errors.New("--audit-max-age: must not be negative")
+	}
 	if o.metricsListen != "" {
 		if err := loopbackOnly(o.metricsListen, f.insecureListen); err != nil {
 			return nil, err
@@ -84,7 +110,8 @@ func startObs(f *serveFlags, log *slog.Logger) (*obs, error) {
 	}
 	m := metrics.New(metrics.Options{Tracer: tracer})
 	l, err := audit.Open(audit.Options{Dir: filepath.Join(f.data, "audit"), Sync: mode, SyncInterval: o.syncInterval,
-		SegmentBytes: segMB << 20, MaxSegments: o.maxSegments, CheckpointEvery: o.checkpointEvery,
+		SegmentBytes: segMB << 20, MaxSegments: o.maxSegments, MaxBytes: maxBytes, MaxAge: o.maxAge, ArchiveDir: o.archiveDir,
+		MinFreeBytes: minFree, CheckpointEvery: o.checkpointEvery,
 		CheckpointInterval: o.checkpointInterval, Version: version, Log: log, Stats: m})
 	if err != nil {
 		_ = tracer.Shutdown(context.Background())

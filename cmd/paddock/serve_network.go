@@ -112,7 +112,8 @@ func openNetwork(ctx context.Context, f *netFlags, db *store.DB, log *slog.Logge
 		return nil, fmt.Errorf("--net-pool: %w", err)
 	}
 	st, err := network.New(ctx, network.Options{DB: db.SQL(), Log: log, PoolV4: f.poolV4, PoolV6: f.poolV6,
-		ProxyPort: f.proxyPort, DNSPort: f.dnsPort, Upstreams: ups, Static: static, AllowCIDR: allow})
+		ProxyPort: f.proxyPort, DNSPort: f.dnsPort, Upstreams: ups, Static: static, AllowCIDR: allow,
+		Egress: egress.Options{TenantOf: network.StoreTenants(db)}}) // per-tenant egress limits
 	if err != nil {
 		log.Warn("sandbox networking unavailable: sandboxes get loopback only", "err", err)
 		return &sandboxNet{}, nil
