@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"context"
 	"errors"
+	"syscall"
 	"strconv"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -46,3 +48,17 @@ func quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// readOrWriteError classifies an error from reading a layer stream or
+// writing its files.
+func readOrWriteError(name string, err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return errs.Wrap(errs.CodeLimit, err, "layer refused: the server's disk is full")
+	}
+	return refuse(errs.CodeInvalid, ErrBadArchive, name, err.Error())
+}
+

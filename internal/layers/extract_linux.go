@@ -450,17 +450,6 @@ func (x *extractor) createError(name string, err error) error {
 	return errs.Wrap(errs.CodeInternal, err, "cannot unpack layer entry %s", quote(name))
 }
 
-func readOrWriteError(name string, err error) error {
-	var e *errs.Error
-	if errors.As(err, &e) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return errs.Wrap(errs.CodeLimit, err, "layer refused: the server's disk is full")
-	}
-	return refuse(errs.CodeInvalid, ErrBadArchive, name, err.Error())
-}
-
 // finish marks opaque directories and restores directory times (creating
 // children changed them).
 func (x *extractor) finish() error {

@@ -21,6 +21,8 @@ type Stats struct {
 	Bytes   int64
 }
 
+func (l Limits) norm() Limits { return l }
+
 // Extract needs Linux (openat2, overlayfs).
 func Extract(ctx context.Context, r io.Reader, dir string, lim Limits) (Stats, error) {
 	return Stats{}, errs.ErrUnsupported
