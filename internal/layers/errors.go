@@ -3,8 +3,8 @@ package layers
 import (
 	"context"
 	"errors"
-	"syscall"
 	"strconv"
+	"syscall"
 
 	"github.com/paddockhq/paddock/internal/errs"
 )
@@ -61,4 +61,3 @@ func readOrWriteError(name string, err error) error {
 	}
 	return refuse(errs.CodeInvalid, ErrBadArchive, name, err.Error())
 }
-
