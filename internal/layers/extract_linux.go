@@ -313,14 +313,7 @@ func (x *extractor) symlink(pfd int, name, base string, hdr *tar.Header) error {
 	if err := unix.Fchownat(pfd, base, hdr.Uid, hdr.Gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return x.createError(name, err)
 	}
-	ts := []unix.Timespec{unix.NsecToTimespec(hdr.AccessTime.UnixNano()), unix.NsecToTimespec(hdr.ModTime.UnixNano())}
-	if hdr.AccessTime.IsZero() {
-		ts[0] = ts[1]
-	}
-	if err := unix.UtimesNanoAt(pfd, base, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return x.createError(name, err)
-	}
-	return nil
+	return x.setTimes(pfd, name, base, hdr)
 }
 
 // hardlink links to an earlier regular file of this layer only: a link to
@@ -365,6 +358,18 @@ func (x *extractor) fifo(pfd int, name, base string, hdr *tar.Header) error {
 		return x.createError(name, err)
 	}
 	if err := unix.Chmod(p, uint32(hdr.Mode)&0o7777); err != nil {
+		return x.createError(name, err)
+	}
+	return x.setTimes(pfd, name, base, hdr)
+}
+
+// setTimes sets an entry's times without following it.
+func (x *extractor) setTimes(pfd int, name, base string, hdr *tar.Header) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(hdr.AccessTime.UnixNano()), unix.NsecToTimespec(hdr.ModTime.UnixNano())}
+	if hdr.AccessTime.IsZero() {
+		ts[0] = ts[1]
+	}
+	if err := unix.UtimesNanoAt(pfd, base, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return x.createError(name, err)
 	}
 	return nil

@@ -367,3 +367,55 @@ func TestExtractForm(t *testing.T) {
 		t.Error("aufs metadata extracted")
 	}
 }
+
+// TestWriteTarRoundTrip: a canonical tar extracted and written again gives
+// the same bytes (so a built layer keeps its diff id), and overlay
+// whiteouts and opaque marks come back as OCI markers.
+func TestWriteTarRoundTrip(t *testing.T) {
+	requireRoot(t)
+	src := mkTar(t,
+		ent{name: "etc/", typ: tar.TypeDir},
+		ent{name: "etc/.wh.gone"},
+		ent{name: "etc/conf", body: "c", uid: 1000, gid: 1000, xattrs: map[string]string{"user.k": "v"}},
+		ent{name: "etc/conf2", typ: tar.TypeLink, link: "etc/conf"},
+		ent{name: "opt/", typ: tar.TypeDir, mode: 0o700},
+		ent{name: "opt/.wh..wh..opq"},
+		ent{name: "opt/x", typ: tar.TypeSymlink, link: "/nowhere"},
+		ent{name: "p", typ: tar.TypeFifo},
+	)
+	d1 := t.TempDir()
+	if _, err := Extract(context.Background(), bytes.NewReader(src), d1, Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	var c1, c2 bytes.Buffer
+	if err := WriteTar(&c1, d1, TarOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d2 := t.TempDir()
+	if _, err := Extract(context.Background(), bytes.NewReader(c1.Bytes()), d2, Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTar(&c2, d2, TarOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(c1.Bytes(), c2.Bytes()) {
+		t.Fatal("canonical tar is not stable through the store")
+	}
+	var names []string
+	tr := tar.NewReader(&c1)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, h.Name)
+	}
+	want := "etc/ etc/conf etc/conf2 etc/.wh.gone opt/ opt/.wh..wh..opq opt/x p"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("entries = %q\nwant      %q", got, want)
+	}
+	// Owners outside the sandbox's range are refused when shifting.
+	if err := WriteTar(io.Discard, d1, TarOptions{IDBase: 100000, IDRange: 65536}); !errors.Is(err, ErrBadArchive) {
+		t.Fatalf("unshiftable owner: %v", err)
+	}
+}
