@@ -27,3 +27,9 @@ func (l Limits) norm() Limits { return l }
 func Extract(ctx context.Context, r io.Reader, dir string, lim Limits) (Stats, error) {
 	return Stats{}, errs.ErrUnsupported
 }
+
+// TarOptions configure WriteTar.
+type TarOptions struct{ IDBase, IDRange int }
+
+// WriteTar needs Linux.
+func WriteTar(w io.Writer, dir string, o TarOptions) error { return errs.ErrUnsupported }
