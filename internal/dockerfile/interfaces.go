@@ -19,14 +19,14 @@ type Runner interface {
 // RunRequest is one RUN step.
 type RunRequest struct {
 	Lowers  []string // the stack so far: layer directories, top first (overlay lowerdir order); read-only
-	Upper   string   // an empty directory for the step's changes (overlay upperdir)
+	Upper   string   // an empty directory: the runner leaves the step's overlay upper directory there
 	Cmd     []string // argv (shell form is already wrapped in the stage's SHELL)
 	Env     []string // KEY=VALUE
 	WorkDir string   // absolute; the runner creates it when missing
 	UID     int      // sandbox ids the command runs as
 	GID     int
-	Network string   // "none" (default) or "allowlist"
-	Allow   []string // hosts reachable with "allowlist"
+	Network string    // "none" (default) or "allowlist"
+	Allow   []string  // hosts reachable with "allowlist"
 	Output  io.Writer // the command's stdout and stderr, interleaved
 }
 

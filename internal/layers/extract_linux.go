@@ -13,37 +13,12 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 )
 
-// Default extraction limits.
 const (
-	DefaultMaxBytes   = 64 << 30 // file content of one layer
-	DefaultMaxEntries = 1 << 20
-	maxXattrs         = 64
-	maxXattrValue     = 64 << 10
-	maxLinkTarget     = 4095
-	maxID             = 1<<32 - 2 // (uid_t)-1 means "unchanged" to chown
+	maxXattrs     = 64
+	maxXattrValue = 64 << 10
+	maxLinkTarget = 4095
+	maxID         = 1<<32 - 2 // (uid_t)-1 means "unchanged" to chown
 )
-
-// Limits bound one extraction; zero fields take the defaults.
-type Limits struct {
-	MaxBytes   int64 // total size of the layer's file contents
-	MaxEntries int
-}
-
-func (l Limits) norm() Limits {
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultMaxBytes
-	}
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
-	}
-	return l
-}
-
-// Stats describes what an extraction wrote.
-type Stats struct {
-	Entries int
-	Bytes   int64 // file content
-}
 
 const (
 	kindDir byte = iota + 1

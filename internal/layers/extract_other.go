@@ -9,20 +9,6 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 )
 
-// Limits bound one extraction; zero fields take the defaults.
-type Limits struct {
-	MaxBytes   int64
-	MaxEntries int
-}
-
-// Stats describes what an extraction wrote.
-type Stats struct {
-	Entries int
-	Bytes   int64
-}
-
-func (l Limits) norm() Limits { return l }
-
 // Extract needs Linux (openat2, overlayfs).
 func Extract(ctx context.Context, r io.Reader, dir string, lim Limits) (Stats, error) {
 	return Stats{}, errs.ErrUnsupported

@@ -223,3 +223,14 @@ func openMerged(lowers []string, rel string) (*os.File, error) {
 func openLeaf(p string) (*os.File, error) {
 	return os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 }
+
+// ResolveUser maps a USER or --chown value to sandbox ids through the
+// account files of the layer stack lowers (top first); the builder uses
+// it for RUN and COPY --chown.
+func ResolveUser(user string, lowers []string) (uid, gid int, err error) {
+	uid, gid, problem := resolveUser(user, lowers)
+	if problem != "" {
+		return -1, -1, errors.New(problem)
+	}
+	return uid, gid, nil
+}
