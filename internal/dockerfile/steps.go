@@ -392,7 +392,13 @@ func (bd *build) copyStep(ctx context.Context, s *stage, line int, sd instructio
 	if !path.IsAbs(dest) {
 		dest = path.Join("/", s.cfg.Config.WorkingDir, dest)
 	}
-	destIsDir := strings.HasSuffix(sd.DestPath, "/") || len(sd.SourcePaths) > 1
+	// Docker: a destination is a directory when it ends in "/" (or is
+	// "."), when there are several sources, or when the image has a
+	// directory there.
+	destIsDir := strings.HasSuffix(sd.DestPath, "/") || sd.DestPath == "." || strings.HasSuffix(sd.DestPath, "/.") || len(sd.SourcePaths) > 1
+	if _, fi, err := v.lstat(strings.TrimPrefix(dest, "/")); err == nil && fi.IsDir() {
+		destIsDir = true
+	}
 	stageDir, err := os.MkdirTemp(bd.b.o.TmpDir, "copy-")
 	if err != nil {
 		return bd.wrapStep(line, err)
