@@ -546,3 +546,39 @@ func TestArchives(t *testing.T) {
 		}
 	})
 }
+
+// TestPullBearer: the registry uses token auth; the client trades the
+// config.json credentials for a bearer token and pulls.
+func TestPullBearer(t *testing.T) {
+	requireRoot(t)
+	reg := ocitest.Start(t, ocitest.Bearer())
+	ref := reg.Ref("app:bearer")
+	reg.Push(t, ref, ocitest.Image(t, testCfg, types.OCILayer, baseTar(t)))
+	creds, err := oci.DockerConfig(reg.DockerConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := reg.TokensIssued.Load()
+	cl, _ := oci.New(oci.Options{Credentials: creds, Insecure: []string{reg.Host}})
+	defer cl.Close()
+	img, err := cl.Pull(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := layers.Open(layers.Options{Dir: t.TempDir()})
+	lease := st.NewLease()
+	defer lease.Release()
+	if _, err := cl.Unpack(context.Background(), img, st, lease, oci.UnpackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if reg.TokensIssued.Load() == before {
+		t.Fatal("no bearer token was issued: not the token flow")
+	}
+	wrong, _ := oci.ParseDockerConfig([]byte(`{"auths":{"` + reg.Host + `":{"username":"tester","password":"wrong-s3cret"}}}`))
+	cl2, _ := oci.New(oci.Options{Credentials: wrong, Insecure: []string{reg.Host}})
+	defer cl2.Close()
+	_, err = cl2.Pull(context.Background(), ref)
+	if errs.CodeOf(err) != errs.CodeUnauthenticated || strings.Contains(err.Error(), "wrong-s3cret") {
+		t.Fatalf("wrong password: %v (%s)", err, errs.CodeOf(err))
+	}
+}

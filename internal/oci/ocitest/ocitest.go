@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,12 +41,28 @@ type Registry struct {
 	User     string
 	Password string
 	Dir      string // storage root
+	// TokensIssued counts bearer tokens the token server (Bearer) issued.
+	TokensIssued atomic.Int32
 }
+
+// Option configures Start.
+type Option func(*startOpts)
+
+type startOpts struct{ bearer bool }
+
+// Bearer makes the registry use token auth: a token server (ours, on
+// loopback) checks the user's password and issues ES256 JWTs that the
+// registry verifies, so clients go through the Bearer flow.
+func Bearer() Option { return func(o *startOpts) { o.bearer = true } }
 
 // Start runs docker-registry until the test ends; it skips the test when
 // the binary is missing (apt-get install docker-registry).
-func Start(t testing.TB) *Registry {
+func Start(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
+	var so startOpts
+	for _, o := range opts {
+		o(&so)
+	}
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
 		t.Skip("docker-registry not installed (apt-get install docker-registry)")
@@ -59,6 +76,16 @@ func Start(t testing.TB) *Registry {
 	htpasswd := filepath.Join(dir, "htpasswd")
 	if err := os.WriteFile(htpasswd, []byte(r.User+":"+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	authCfg := fmt.Sprintf("auth:\n  htpasswd:\n    realm: paddock-test\n    path: %s\n", htpasswd)
+	var front net.Listener
+	var token http.Handler
+	if so.bearer {
+		var err error
+		if front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		authCfg, token = tokenAuth(t, r, dir, front.Addr().String())
 	}
 	for attempt := 0; ; attempt++ {
 		r.Host = freeAddr(t)
@@ -75,11 +102,7 @@ storage:
 http:
   addr: %s
   secret: %s
-auth:
-  htpasswd:
-    realm: paddock-test
-    path: %s
-`, r.Dir, r.Host, randHex(16), htpasswd)
+%s`, r.Dir, r.Host, randHex(16), authCfg)
 		cfgPath := filepath.Join(dir, "config.yml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
@@ -97,6 +120,10 @@ auth:
 				cmd.Process.Kill()
 				<-done
 			})
+			if front != nil {
+				serveFront(t, front, token, r.Host)
+				r.Host = front.Addr().String()
+			}
 			return r
 		}
 		cmd.Process.Kill()
@@ -119,7 +146,7 @@ func waitReady(host string, done chan struct{}) bool {
 		resp, err := c.Get("http://" + host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusUnauthorized {
+			if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusOK {
 				return true
 			}
 		}
