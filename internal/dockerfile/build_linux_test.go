@@ -279,11 +279,14 @@ func TestBuildFailures(t *testing.T) {
 		{"add-url-no-fetcher", "FROM %s\nADD " + url + " /x\n", errs.CodeForbidden, 0, ""},
 		{"bad-base", "FROM %s-nope\n", errs.CodeNotFound, 0, ""},
 		{"syntax", "FROM %s\nCOPY onlyone\n", errs.CodeInvalid, 0, ""},
+		{"add-local-archive", "FROM %s\nADD a.tar.gz /x/\n", errs.CodeInvalid, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			name := strings.ReplaceAll(c.name, "_", "-")
-			_, _, err := e.build(t, ctx, fmt.Sprintf(c.df, e.base), t.TempDir(), nil, name)
+			cdir := t.TempDir()
+			os.WriteFile(filepath.Join(cdir, "a.tar.gz"), []byte{0x1f, 0x8b, 8, 0, 0, 0}, 0o644)
+			_, _, err := e.build(t, ctx, fmt.Sprintf(c.df, e.base), cdir, nil, name)
 			if errs.CodeOf(err) != c.code {
 				t.Fatalf("err = %v (%s), want %s", err, errs.CodeOf(err), c.code)
 			}

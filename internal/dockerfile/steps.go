@@ -423,6 +423,9 @@ func (bd *build) copyStep(ctx context.Context, s *stage, line int, sd instructio
 			destIsDir = true
 		}
 		for _, m := range matches {
+			if isAdd && srcView == nil && isArchive(m.host) {
+				return bd.stepErr(line, fmt.Errorf("ADD %s: unpacking local archives is not supported yet (Docker would unpack it); COPY it and unpack it in a RUN", m.rel))
+			}
 			if err := bd.copyOne(srcView, m, dest, destIsDir, stageDir, v, cp, times); err != nil {
 				if errors.Is(err, errBudget) {
 					return errs.Wrap(errs.CodeTooLarge, err, "step %d/%d (line %d): the copied files are over the layer size limit", bd.step, bd.steps, line)
@@ -652,4 +655,23 @@ func (t *tailWriter) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// isArchive reports a tar, gzip, bzip2, xz or zstd file, which Docker's
+// ADD would unpack.
+func isArchive(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	for _, magic := range [][]byte{{0x1f, 0x8b}, []byte("BZh"), {0xfd, '7', 'z', 'X', 'Z', 0}, {0x28, 0xb5, 0x2f, 0xfd}} {
+		if bytes.HasPrefix(head, magic) {
+			return true
+		}
+	}
+	return len(head) >= 262 && string(head[257:262]) == "ustar"
 }
