@@ -485,6 +485,9 @@ func (bd *build) sources(v view, pat string) ([]source, error) {
 	}
 	if !strings.ContainsAny(clean, "*?[") {
 		p := filepath.Join(bd.req.Context, clean)
+		if err := noSymlinkParents(bd.req.Context, clean); err != nil {
+			return nil, fmt.Errorf("%s: %v", pat, err)
+		}
 		if _, err := os.Lstat(p); err != nil {
 			return nil, fmt.Errorf("%s: not found in the build context", pat)
 		}
@@ -497,7 +500,7 @@ func (bd *build) sources(v view, pat string) ([]source, error) {
 	var out []source
 	for _, m := range matches {
 		rel, err := filepath.Rel(bd.req.Context, m)
-		if err != nil || strings.HasPrefix(rel, "..") {
+		if err != nil || strings.HasPrefix(rel, "..") || noSymlinkParents(bd.req.Context, filepath.ToSlash(rel)) != nil {
 			continue
 		}
 		out = append(out, source{m, filepath.ToSlash(rel)})
@@ -674,4 +677,25 @@ func isArchive(p string) bool {
 		}
 	}
 	return len(head) >= 262 && string(head[257:262]) == "ustar"
+}
+
+// noSymlinkParents refuses a context path whose directories include a
+// symlink: the context is untrusted (phase 2 receives it as an upload),
+// and "COPY link/secret" with link -> /etc would read the host's files
+// (symlink path traversal class). The last component may be a symlink:
+// it is copied as one.
+func noSymlinkParents(root, rel string) error {
+	parts := strings.Split(rel, "/")
+	p := root
+	for _, c := range parts[:len(parts)-1] {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil // reported as not found by the caller
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return errors.New("goes through a symbolic link in the build context")
+		}
+	}
+	return nil
 }
