@@ -201,6 +201,9 @@ func TestBuildShow(t *testing.T) {
 	if _, _, ok := read(t, tp, "ctx/secret.txt"); ok {
 		t.Error(".dockerignore not honoured")
 	}
+	if _, _, err := e.build(t, ctx, fmt.Sprintf("FROM %s\nCOPY secret.txt /s\n", e.base), cdir, nil, "ignored"); errs.CodeOf(err) != errs.CodeInvalid {
+		t.Errorf("COPY of an ignored file: %v", err)
+	}
 	d := tp.Defaults
 	if d.WorkingDir != "/app" || d.User != "app" || d.UID != 1000 || len(d.ExposedPorts) != 1 || d.ExposedPorts[0].Port != 8080 {
 		t.Errorf("defaults: %+v", d)

@@ -419,6 +419,19 @@ func (bd *build) copyStep(ctx context.Context, s *stage, line int, sd instructio
 		if err != nil {
 			return bd.stepErr(line, err)
 		}
+		if cp.ignore != nil {
+			// .dockerignore'd files are not in the context at all.
+			kept := matches[:0]
+			for _, m := range matches {
+				if !cp.ignore(m.rel) {
+					kept = append(kept, m)
+				}
+			}
+			if len(kept) == 0 {
+				return bd.stepErr(line, fmt.Errorf("%s: not found in the build context (excluded by .dockerignore)", srcPat))
+			}
+			matches = kept
+		}
 		if len(matches) > 1 {
 			destIsDir = true
 		}
