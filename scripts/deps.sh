@@ -23,6 +23,11 @@ declare -A pkgs=(
   [bwrap]=bubblewrap       # benchmark peer
   [runc]=runc              # benchmark peer
   [chromium]=chromium      # the sandbox browser (docs/browser.md)
+  [docker-registry]=docker-registry # image template tests: a real registry (docs/templates.md)
+  [skopeo]=skopeo          # image template tests: docker-save and OCI archives
+  [umoci]=umoci            # image pull benchmark peer
+  [buildah]=buildah        # Dockerfile build benchmark peer
+  [busybox]=busybox-static # Dockerfile build tests: a small static userland
 )
 missing=()
 for cmd in "${!pkgs[@]}"; do
