@@ -106,7 +106,7 @@ def gen_python(doc: dict) -> str:
         '"""Paddock\'s wire models, generated from the OpenAPI document by',
         "sdk/codegen/generate.py. Do not edit: run `make sdk-models`.",
         "",
-        "Each model is a dataclass; from_dict ignores fields it does not know",
+        "Each model is a keyword-only dataclass (fields sorted: required, then optional); from_dict ignores fields it does not know",
         "(a newer server), to_dict leaves out fields that are None.",
         '"""',
         "",
@@ -125,13 +125,13 @@ def gen_python(doc: dict) -> str:
         props = s["properties"]
         req = set(s.get("required", []))
         out.append("")
-        out.append("@dataclass")
+        out.append("@dataclass(kw_only=True)")
         out.append("class %s:" % name)
         desc = s.get("description")
         if desc:
             out.append('    """%s"""' % desc.replace('"""', "'''").replace("\\", "\\\\"))
             out.append("")
-        order = [p for p in props if p in req] + [p for p in props if p not in req]
+        order = sorted(p for p in props if p in req) + sorted(p for p in props if p not in req)
         for p in order:
             ps = props[p]
             typ = py_type(ps)
@@ -209,7 +209,7 @@ def ts_type(s: dict) -> str:
 def ts_inline(s: dict) -> str:
     req = set(s.get("required", []))
     fields = ["%s%s: %s" % (json.dumps(p) if not p.isidentifier() else p, "" if p in req else "?", ts_type(v))
-              for p, v in s["properties"].items()]
+              for p, v in sorted(s["properties"].items())]
     return "{ " + "; ".join(fields) + " }"
 
 
@@ -228,7 +228,7 @@ def gen_ts(doc: dict) -> str:
         if s.get("description"):
             out.append("/** %s */" % s["description"].replace("*/", "* /"))
         out.append("export interface %s {" % name)
-        for p, ps in s["properties"].items():
+        for p, ps in sorted(s["properties"].items()):
             if ps.get("description"):
                 out.append("  /** %s */" % ps["description"].replace("*/", "* /"))
             key = p if p.isidentifier() else json.dumps(p)
@@ -242,8 +242,8 @@ def gen_ts(doc: dict) -> str:
     out.append("/** Every operation of the API, by operationId: method and path. */")
     out.append("export const OPERATIONS = {")
     ops = []
-    for p, item in doc["paths"].items():
-        for m, op in item.items():
+    for p, item in sorted(doc["paths"].items()):
+        for m, op in sorted(item.items()):
             if isinstance(op, dict) and op.get("operationId"):
                 ops.append((op["operationId"], m.upper(), p))
     for oid, m, p in sorted(ops):

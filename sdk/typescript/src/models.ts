@@ -2,42 +2,42 @@
 // sdk/codegen/generate.py. Do not edit: run `make sdk-models`.
 
 export interface APIKey {
-  /** public id, key_... */
-  id: string;
-  tenant: string;
-  name?: string;
+  created_at: string;
   description?: string;
-  scopes: ("read" | "write" | "exec" | "admin")[];
+  expires_at?: string;
   format: string;
   /** the key's first 8 characters */
   hint: string;
-  created_at: string;
+  /** public id, key_... */
+  id: string;
   /** to the minute */
   last_used_at?: string;
-  expires_at?: string;
-  revoked_at?: string;
+  name?: string;
   revoked: boolean;
+  revoked_at?: string;
+  scopes: ("read" | "write" | "exec" | "admin")[];
+  tenant: string;
 }
 
 /** A new key, with the key itself (shown once). */
 export interface APIKeyCreated {
-  /** public id, key_... */
-  id: string;
-  tenant: string;
-  name?: string;
+  created_at: string;
   description?: string;
-  scopes: ("read" | "write" | "exec" | "admin")[];
+  expires_at?: string;
   format: string;
   /** the key's first 8 characters */
   hint: string;
-  created_at: string;
-  /** to the minute */
-  last_used_at?: string;
-  expires_at?: string;
-  revoked_at?: string;
-  revoked: boolean;
+  /** public id, key_... */
+  id: string;
   /** the key; shown once */
   key: string;
+  /** to the minute */
+  last_used_at?: string;
+  name?: string;
+  revoked: boolean;
+  revoked_at?: string;
+  scopes: ("read" | "write" | "exec" | "admin")[];
+  tenant: string;
 }
 
 export interface APIKeyList {
@@ -45,78 +45,78 @@ export interface APIKeyList {
 }
 
 export interface APIKeyRequest {
-  tenant: string;
-  scopes: ("read" | "write" | "exec" | "admin")[];
-  name?: string;
   description?: string;
   expires_at?: string;
   /** instead of expires_at */
   expires_in_s?: number;
   /** paddock: pdk_ + 32 base32; e2b: e2b_ + 40 hex (for E2B SDKs) */
   format?: "paddock" | "e2b";
+  name?: string;
+  scopes: ("read" | "write" | "exec" | "admin")[];
+  tenant: string;
 }
 
 export interface AuditPage {
-  records: AuditRecord[];
-  /** pass as `cursor` to continue (the last seq examined) */
-  next_cursor: number;
   /** another matching record follows */
   has_more: boolean;
+  /** pass as `cursor` to continue (the last seq examined) */
+  next_cursor: number;
+  records: AuditRecord[];
 }
 
 /** One audit record. `hash` is SHA-256 (hex) of the record's canonical JSON without `hash`; `prev` is the hash of the record before (zeros for the first). */
 export interface AuditRecord {
-  /** 1, 2, 3, ... with no gaps */
-  seq: number;
-  /** UTC, nanoseconds, fixed width */
-  time: string;
   /** http, exec, sandbox.create, sandbox.delete, sandbox.expire, sandbox.fail, file.*, process.*, audit.* */
   action: string;
-  phase: "intent" | "result" | "event";
   /** key id */
   actor?: string;
-  tenant?: string;
-  sandbox?: string;
-  /** the API request id (X-Request-Id) */
-  request?: string;
   /** what was asked (secrets redacted) */
   args?: Record<string, unknown>;
-  /** how it ended */
-  result?: Record<string, unknown>;
-  /** HTTP status, for http records */
-  status?: number;
   /** error code */
   code?: string;
-  error?: string;
   duration_ns?: number;
-  prev: string;
+  error?: string;
   hash: string;
+  phase: "intent" | "result" | "event";
+  prev: string;
+  /** the API request id (X-Request-Id) */
+  request?: string;
+  /** how it ended */
+  result?: Record<string, unknown>;
+  sandbox?: string;
+  /** 1, 2, 3, ... with no gaps */
+  seq: number;
+  /** HTTP status, for http records */
+  status?: number;
+  tenant?: string;
+  /** UTC, nanoseconds, fixed width */
+  time: string;
 }
 
 export interface BrowserClick {
-  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
-  selector?: string;
-  /** visible text of the element */
-  text?: string;
-  /** a reference from the snapshot, e.g. e12 */
-  ref?: string;
   button?: "left" | "right" | "middle";
   /** 1..3 */
   click_count?: number;
+  /** a reference from the snapshot, e.g. e12 */
+  ref?: string;
+  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
+  selector?: string;
   /** tab id or index (default: the current tab) */
   tab?: string;
+  /** visible text of the element */
+  text?: string;
   /** bound of the action, the wait for the element included (default 15000; navigation 30000; at most 300000) */
   timeout_ms?: number;
 }
 
 export interface BrowserDownload {
-  url: string;
+  bytes: number;
   filename: string;
   path?: string;
   /** inProgress, completed or canceled */
   state: string;
-  bytes: number;
   total_bytes?: number;
+  url: string;
 }
 
 export interface BrowserDownloads {
@@ -126,11 +126,11 @@ export interface BrowserDownloads {
 
 export interface BrowserEval {
   tab: string;
+  truncated?: boolean;
   /** JavaScript type of the value */
   type: string;
   /** the value as JSON */
   value: unknown;
-  truncated?: boolean;
 }
 
 export interface BrowserEvalRequest {
@@ -142,107 +142,107 @@ export interface BrowserEvalRequest {
 }
 
 export interface BrowserNavigate {
-  url: string;
-  wait_until?: "load" | "domcontentloaded" | "none";
   /** tab id or index (default: the current tab) */
   tab?: string;
   /** bound of the action, the wait for the element included (default 15000; navigation 30000; at most 300000) */
   timeout_ms?: number;
+  url: string;
+  wait_until?: "load" | "domcontentloaded" | "none";
 }
 
 export interface BrowserOpenTab {
+  timeout_ms?: number;
   /** default about:blank */
   url?: string;
-  timeout_ms?: number;
 }
 
 export interface BrowserPage {
-  tab: string;
-  url: string;
-  title: string;
+  downloads?: BrowserDownload[];
+  duration_ms: number;
+  new_tabs?: BrowserTab[];
   /** HTTP status of the document a navigation loaded */
   status?: number;
-  duration_ms: number;
-  downloads?: BrowserDownload[];
-  new_tabs?: BrowserTab[];
+  tab: string;
+  title: string;
+  url: string;
 }
 
 export interface BrowserPress {
-  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
-  selector?: string;
-  /** visible text of the element */
-  text?: string;
-  /** a reference from the snapshot, e.g. e12 */
-  ref?: string;
   /** Enter, Tab, Escape, ArrowDown, a, Control+A... */
   key: string;
+  /** a reference from the snapshot, e.g. e12 */
+  ref?: string;
+  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
+  selector?: string;
   /** tab id or index (default: the current tab) */
   tab?: string;
+  /** visible text of the element */
+  text?: string;
   /** bound of the action, the wait for the element included (default 15000; navigation 30000; at most 300000) */
   timeout_ms?: number;
 }
 
 export interface BrowserScroll {
-  tab: string;
-  url: string;
-  title: string;
-  /** HTTP status of the document a navigation loaded */
-  status?: number;
-  duration_ms: number;
+  at_end: boolean;
   downloads?: BrowserDownload[];
-  new_tabs?: BrowserTab[];
-  x: number;
-  y: number;
+  duration_ms: number;
   max_x: number;
   max_y: number;
-  at_end: boolean;
+  new_tabs?: BrowserTab[];
   scrolled_x: number;
   scrolled_y: number;
+  /** HTTP status of the document a navigation loaded */
+  status?: number;
+  tab: string;
+  title: string;
+  url: string;
+  x: number;
+  y: number;
 }
 
 export interface BrowserScrollRequest {
-  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
-  selector?: string;
-  /** visible text of the element */
-  text?: string;
-  /** a reference from the snapshot, e.g. e12 */
-  ref?: string;
-  direction?: "down" | "up" | "left" | "right";
   /** pixels */
   amount?: number;
+  direction?: "down" | "up" | "left" | "right";
+  /** a reference from the snapshot, e.g. e12 */
+  ref?: string;
+  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
+  selector?: string;
   /** tab id or index (default: the current tab) */
   tab?: string;
+  /** visible text of the element */
+  text?: string;
   /** bound of the action, the wait for the element included (default 15000; navigation 30000; at most 300000) */
   timeout_ms?: number;
 }
 
 export interface BrowserSnapshot {
-  tab: string;
-  url: string;
-  title: string;
-  snapshot: string;
   refs: number;
+  snapshot: string;
+  tab: string;
+  title: string;
   truncated?: boolean;
+  url: string;
 }
 
 export interface BrowserStatus {
-  state: "stopped" | "starting" | "running" | "failed";
-  pid?: number;
-  started_at?: string;
-  restarts: number;
+  connected: boolean;
+  error?: string;
   last_exit?: string;
   oom_kills?: number;
-  error?: string;
+  pid?: number;
+  restarts: number;
   start_ms?: number;
-  connected: boolean;
+  started_at?: string;
+  state: "stopped" | "starting" | "running" | "failed";
   tabs?: BrowserTab[];
 }
 
 export interface BrowserTab {
-  id: string;
-  url: string;
-  title: string;
   current?: boolean;
+  id: string;
+  title: string;
+  url: string;
 }
 
 export interface BrowserTabs {
@@ -250,47 +250,47 @@ export interface BrowserTabs {
 }
 
 export interface BrowserText {
-  tab: string;
-  url: string;
-  title: string;
-  format: string;
-  text: string;
   bytes: number;
+  format: string;
+  tab: string;
+  text: string;
+  title: string;
   truncated?: boolean;
+  url: string;
 }
 
 export interface BrowserType {
-  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
-  selector?: string;
-  /** what to type */
-  text: string;
+  clear?: boolean;
   /** a reference from the snapshot, e.g. e12 */
   ref?: string;
-  clear?: boolean;
+  /** CSS selector, or text=Visible text, or ref=e12 (give one of selector, text and ref) */
+  selector?: string;
   submit?: boolean;
   /** tab id or index (default: the current tab) */
   tab?: string;
+  /** what to type */
+  text: string;
   /** bound of the action, the wait for the element included (default 15000; navigation 30000; at most 300000) */
   timeout_ms?: number;
 }
 
 export interface EditRequest {
-  path: string;
-  old_string?: string;
+  content?: string;
+  /** inclusive; start_line-1 inserts */
+  end_line?: number;
   new_string?: string;
+  old_string?: string;
+  path: string;
   replace_all?: boolean;
   /** from 1 */
   start_line?: number;
-  /** inclusive; start_line-1 inserts */
-  end_line?: number;
-  content?: string;
   /** root (default) or user */
   user?: "root" | "user";
 }
 
 export interface EditResult {
-  replacements: number;
   file: FileInfo;
+  replacements: number;
 }
 
 /** Every error answer. 429 answers of rate quotas carry Retry-After (seconds). */
@@ -307,76 +307,76 @@ export interface ErrorDetail {
 
 /** One line of a streamed exec: a chunk of output ({"stdout"} or {"stderr"}), then the result (an ExecResponse's fields without stdout/stderr) or {"error"}. */
 export interface ExecEvent {
-  stdout?: string;
-  stderr?: string;
+  duration_ms?: number;
   error?: ErrorDetail;
   exit_code?: number;
-  duration_ms?: number;
-  signal?: string;
   oom_killed?: boolean;
-  timed_out?: boolean;
-  stdout_bytes?: number;
-  stderr_bytes?: number;
-  stdout_truncated?: boolean;
-  stderr_truncated?: boolean;
   pid?: number;
+  signal?: string;
+  stderr?: string;
+  stderr_bytes?: number;
+  stderr_truncated?: boolean;
+  stdout?: string;
+  stdout_bytes?: number;
+  stdout_truncated?: boolean;
+  timed_out?: boolean;
 }
 
 export interface ExecRequest {
   cmd: string[];
-  env?: Record<string, string>;
   cwd?: string;
-  user?: "root" | "user";
-  timeout_ms?: number;
-  stdin?: string;
+  env?: Record<string, string>;
   max_output_bytes?: number;
+  stdin?: string;
+  timeout_ms?: number;
+  user?: "root" | "user";
 }
 
 export interface ExecResponse {
-  exit_code: number;
-  stdout: string;
-  stderr: string;
   duration_ms: number;
-  signal?: string;
+  exit_code: number;
   oom_killed?: boolean;
-  timed_out?: boolean;
-  stdout_bytes: number;
-  stderr_bytes: number;
-  stdout_truncated?: boolean;
-  stderr_truncated?: boolean;
   pid?: number;
+  signal?: string;
+  stderr: string;
+  stderr_bytes: number;
+  stderr_truncated?: boolean;
+  stdout: string;
+  stdout_bytes: number;
+  stdout_truncated?: boolean;
+  timed_out?: boolean;
 }
 
 export interface ExtractResult {
-  path: string;
-  files: number;
-  dirs: number;
-  symlinks: number;
-  hardlinks: number;
   bytes: number;
+  dirs: number;
+  files: number;
+  hardlinks: number;
+  path: string;
   stripped_setid: number;
+  symlinks: number;
 }
 
 export interface FileEvent {
-  type: "ready" | "create" | "write" | "remove" | "rename" | "overflow" | "error";
-  path?: string;
-  old_path?: string;
   entry?: "file" | "dir" | "symlink" | "other";
   error?: string;
+  old_path?: string;
+  path?: string;
+  type: "ready" | "create" | "write" | "remove" | "rename" | "overflow" | "error";
 }
 
 export interface FileInfo {
-  name: string;
-  path: string;
-  type: "file" | "dir" | "symlink" | "other";
-  size: number;
+  gid: number;
   /** octal, e.g. 0644 */
   mode: string;
   mtime: string;
+  name: string;
+  path: string;
+  size: number;
   /** symlink target */
   target?: string;
+  type: "file" | "dir" | "symlink" | "other";
   uid: number;
-  gid: number;
 }
 
 export interface FindResult {
@@ -391,48 +391,48 @@ export interface Health {
 
 /** For HTTPS requests the sandbox sends to host, the egress proxy sets header to value, whose {secret:NAME} placeholders are the tenant's secrets. The host must be allowed by the policy; the secrets must exist. */
 export interface InjectRule {
-  /** exact host name, e.g. api.github.com */
-  host: string;
   /** header name, e.g. Authorization (not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, Proxy-*...) */
   header: string;
+  /** exact host name, e.g. api.github.com */
+  host: string;
   /** template, e.g. "Bearer {secret:GITHUB_TOKEN}" (1 to 8 placeholders) */
   value: string;
 }
 
 export interface ListResult {
-  path: string;
   entries: FileInfo[];
+  path: string;
   truncated: boolean;
 }
 
 export interface MkdirRequest {
-  path: string;
-  /** create parents; no error if it exists */
-  parents?: boolean;
   /** octal, default 0755 */
   mode?: string;
+  /** create parents; no error if it exists */
+  parents?: boolean;
+  path: string;
   /** root (default) or user */
   user?: "root" | "user";
 }
 
 export interface MoveRequest {
   from: string;
-  to: string;
   overwrite?: boolean;
   parents?: boolean;
+  to: string;
   /** root (default) or user */
   user?: "root" | "user";
 }
 
 /** Egress policy. none: loopback only (the default). allowlist: the names in allow (and the addresses in allow_cidr). open: any public destination. Private, loopback, link-local and metadata addresses and the host itself are refused in every mode unless the server's admin allowed a CIDR. */
 export interface Network {
-  mode?: "none" | "allowlist" | "open";
   /** host names ("api.example.com") or wildcards over a registrable domain ("*.example.com": names below it), each with an optional ":port" */
   allow?: string[];
   /** IP destinations allowlist mode may reach as such (IP literals), e.g. 203.0.113.0/24 */
   allow_cidr?: string[];
   /** secrets the egress proxy adds to HTTPS requests for named hosts (docs/network.md, Secrets); the sandbox never sees them */
   inject?: InjectRule[];
+  mode?: "none" | "allowlist" | "open";
 }
 
 export interface OK {
@@ -440,27 +440,27 @@ export interface OK {
 }
 
 export interface OutputLine {
-  stream?: "stdout" | "stderr" | "pty";
-  offset?: number;
-  dropped?: number;
   data?: string;
   data_b64?: string;
-  process?: ProcessInfo;
+  dropped?: number;
   error?: ErrorDetail;
+  offset?: number;
+  process?: ProcessInfo;
+  stream?: "stdout" | "stderr" | "pty";
 }
 
 export interface PTYSize {
-  rows: number;
   cols: number;
+  rows: number;
 }
 
 export interface PortURL {
-  sandbox: string;
+  expires_at: string;
   port: number;
-  url: string;
+  sandbox: string;
   /** the URL's token (pdt_...), also usable as a bearer token for this port only */
   token: string;
-  expires_at: string;
+  url: string;
 }
 
 export interface PortURLRequest {
@@ -468,22 +468,22 @@ export interface PortURLRequest {
 }
 
 export interface ProcessInfo {
-  id: string;
-  pid: number;
-  tag?: string;
   cmd: string[];
-  env?: Record<string, string>;
   cwd: string;
-  user: string;
-  pty?: PTYSize;
-  stdin: boolean;
-  state: "running" | "exited";
-  exit_code?: number;
-  signal?: string;
-  oom_killed?: boolean;
-  started_at: string;
   ended_at?: string;
-  streams: Record<string, { written: number; dropped: number; buffer_bytes: number }>;
+  env?: Record<string, string>;
+  exit_code?: number;
+  id: string;
+  oom_killed?: boolean;
+  pid: number;
+  pty?: PTYSize;
+  signal?: string;
+  started_at: string;
+  state: "running" | "exited";
+  stdin: boolean;
+  streams: Record<string, StreamInfo>;
+  tag?: string;
+  user: string;
 }
 
 export interface ProcessList {
@@ -491,18 +491,18 @@ export interface ProcessList {
 }
 
 export interface ProcessRequest {
+  /** output kept per stream */
+  buffer_bytes?: number;
   /** argv, run directly; may be empty with pty (the login shell) */
   cmd?: string[];
-  env?: Record<string, string>;
   cwd?: string;
-  user?: "root" | "user";
-  /** unique among running processes; no control characters or '/' */
-  tag?: string;
+  env?: Record<string, string>;
   pty?: PTYSize;
   /** keep stdin open for writing (otherwise /dev/null) */
   stdin?: boolean;
-  /** output kept per stream */
-  buffer_bytes?: number;
+  /** unique among running processes; no control characters or '/' */
+  tag?: string;
+  user?: "root" | "user";
 }
 
 export interface RemoveResult {
@@ -510,14 +510,14 @@ export interface RemoveResult {
 }
 
 export interface Sandbox {
-  id: string;
-  tenant: string;
-  state: "running" | "failed";
-  spec: Spec;
   created_at: string;
   expires_at: string;
-  reason?: string;
   from_pool?: boolean;
+  id: string;
+  reason?: string;
+  spec: Spec;
+  state: "running" | "failed";
+  tenant: string;
 }
 
 export interface SandboxList {
@@ -525,13 +525,13 @@ export interface SandboxList {
 }
 
 export interface SandboxToken {
-  /** pdt_...; use as a bearer token */
-  token: string;
+  expires_at: string;
   /** tok_..., recorded in the audit log */
   id: string;
   sandbox: string;
   scopes: string[];
-  expires_at: string;
+  /** pdt_...; use as a bearer token */
+  token: string;
 }
 
 export interface SandboxTokenRequest {
@@ -540,15 +540,15 @@ export interface SandboxTokenRequest {
 }
 
 export interface SearchResult {
-  matches: { path?: string; line?: number; text?: string; truncated?: boolean }[];
-  truncated: boolean;
   files_scanned: number;
   files_skipped: number;
+  matches: { line?: number; path?: string; text?: string; truncated?: boolean }[];
+  truncated: boolean;
 }
 
 export interface SecretInfo {
-  name: string;
   created_at: string;
+  name: string;
   updated_at: string;
 }
 
@@ -574,28 +574,28 @@ export interface SignalResult {
 }
 
 export interface Spec {
-  template?: string;
-  cpu?: number;
-  memory_mb?: number;
-  disk_mb?: number;
-  pids?: number;
-  timeout_s?: number;
-  labels?: Record<string, string>;
-  env?: Record<string, string>;
-  network?: Network;
   /** Start a headless Chromium in the sandbox at create (docs/browser.md); unset limits default to a browser's needs (1024 MiB, 1024 pids) */
   browser?: boolean;
+  cpu?: number;
+  disk_mb?: number;
+  env?: Record<string, string>;
+  labels?: Record<string, string>;
+  memory_mb?: number;
+  network?: Network;
+  pids?: number;
+  template?: string;
+  timeout_s?: number;
 }
 
 export interface Stats {
+  cpu_throttled_ns: number;
+  cpu_usage_ns: number;
+  disk_bytes: number;
+  disk_inodes: number;
   memory_bytes: number;
   memory_peak_bytes: number;
   oom_kills: number;
   pids: number;
-  cpu_usage_ns: number;
-  cpu_throttled_ns: number;
-  disk_bytes: number;
-  disk_inodes: number;
 }
 
 export interface StdinResult {
@@ -603,12 +603,20 @@ export interface StdinResult {
   bytes: number;
 }
 
+export interface StreamInfo {
+  buffer_bytes: number;
+  /** bytes overwritten: the oldest offset kept */
+  dropped: number;
+  /** bytes written (the next offset) */
+  written: number;
+}
+
 export interface Template {
-  name: string;
-  description: string;
   created_at: string;
-  size_bytes: number;
+  description: string;
+  name: string;
   ready: boolean;
+  size_bytes: number;
 }
 
 export interface TemplateList {
@@ -616,9 +624,9 @@ export interface TemplateList {
 }
 
 export interface Tenant {
+  created_at: string;
   name: string;
   quotas: TenantQuotas;
-  created_at: string;
   usage?: TenantUsage;
 }
 
@@ -633,30 +641,30 @@ export interface TenantList {
 
 /** 0 or absent: no tenant limit (the server's limits still apply). */
 export interface TenantQuotas {
+  /** example.com or *.example.com; when set, every allow entry must be covered and mode open is refused */
+  allowed_domains?: string[];
+  /** token bucket size (default: create_per_minute, at least 1) */
+  create_burst?: number;
+  /** create rate; 429 with Retry-After beyond it */
+  create_per_minute?: number;
+  /** fill what a spec leaves unset, before the server's defaults */
+  defaults?: { cpu?: number; disk_mb?: number; memory_mb?: number; pids?: number; template?: string; timeout_s?: number };
+  deny_exposed_ports?: boolean;
+  deny_secrets?: boolean;
+  /** per sandbox (403) */
+  max_cpu?: number;
+  max_disk_mb?: number;
+  max_memory_mb?: number;
+  max_pids?: number;
   /** running at once (429) */
   max_sandboxes?: number;
+  max_timeout_s?: number;
   /** cores across running sandboxes (429) */
   max_total_cpu?: number;
   /** MiB across running sandboxes (429) */
   max_total_memory_mb?: number;
-  /** create rate; 429 with Retry-After beyond it */
-  create_per_minute?: number;
-  /** token bucket size (default: create_per_minute, at least 1) */
-  create_burst?: number;
-  /** per sandbox (403) */
-  max_cpu?: number;
-  max_memory_mb?: number;
-  max_disk_mb?: number;
-  max_pids?: number;
-  max_timeout_s?: number;
   /** allowed modes (none always is); empty: any */
   network_modes?: ("none" | "allowlist" | "open")[];
-  /** example.com or *.example.com; when set, every allow entry must be covered and mode open is refused */
-  allowed_domains?: string[];
-  deny_secrets?: boolean;
-  deny_exposed_ports?: boolean;
-  /** fill what a spec leaves unset, before the server's defaults */
-  defaults?: { template?: string; cpu?: number; memory_mb?: number; disk_mb?: number; pids?: number; timeout_s?: number };
 }
 
 export interface TenantUpdateRequest {
@@ -665,9 +673,9 @@ export interface TenantUpdateRequest {
 
 /** what the tenant's running sandboxes hold now */
 export interface TenantUsage {
-  sandboxes: number;
   cpu: number;
   memory_mb: number;
+  sandboxes: number;
 }
 
 export interface TimeoutRequest {
