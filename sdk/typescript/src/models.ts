@@ -539,10 +539,17 @@ export interface SandboxTokenRequest {
   ttl_s?: number;
 }
 
+export interface SearchMatch {
+  line: number;
+  path: string;
+  text: string;
+  truncated?: boolean;
+}
+
 export interface SearchResult {
   files_scanned: number;
   files_skipped: number;
-  matches: { line?: number; path?: string; text?: string; truncated?: boolean }[];
+  matches: SearchMatch[];
   truncated: boolean;
 }
 
@@ -635,6 +642,16 @@ export interface TenantCreateRequest {
   quotas?: TenantQuotas;
 }
 
+/** fill what a spec leaves unset, before the server's defaults */
+export interface TenantDefaults {
+  cpu?: number;
+  disk_mb?: number;
+  memory_mb?: number;
+  pids?: number;
+  template?: string;
+  timeout_s?: number;
+}
+
 export interface TenantList {
   tenants: Tenant[];
 }
@@ -647,8 +664,7 @@ export interface TenantQuotas {
   create_burst?: number;
   /** create rate; 429 with Retry-After beyond it */
   create_per_minute?: number;
-  /** fill what a spec leaves unset, before the server's defaults */
-  defaults?: { cpu?: number; disk_mb?: number; memory_mb?: number; pids?: number; template?: string; timeout_s?: number };
+  defaults?: TenantDefaults;
   deny_exposed_ports?: boolean;
   deny_secrets?: boolean;
   /** per sandbox (403) */

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
+__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
 
 
 @dataclass(kw_only=True)
@@ -1899,10 +1899,39 @@ class SandboxTokenRequest:
 
 
 @dataclass(kw_only=True)
+class SearchMatch:
+    line: int
+    path: str
+    text: str
+    truncated: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SearchMatch:
+        return cls(
+            line=d["line"],
+            path=d["path"],
+            text=d["text"],
+            truncated=d.get("truncated"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.line is not None:
+            d["line"] = self.line
+        if self.path is not None:
+            d["path"] = self.path
+        if self.text is not None:
+            d["text"] = self.text
+        if self.truncated is not None:
+            d["truncated"] = self.truncated
+        return d
+
+
+@dataclass(kw_only=True)
 class SearchResult:
     files_scanned: int
     files_skipped: int
-    matches: list[dict[str, Any]]
+    matches: list[SearchMatch]
     truncated: bool
 
     @classmethod
@@ -1910,7 +1939,7 @@ class SearchResult:
         return cls(
             files_scanned=d["files_scanned"],
             files_skipped=d["files_skipped"],
-            matches=d["matches"],
+            matches=[SearchMatch.from_dict(x) for x in d["matches"]],
             truncated=d["truncated"],
         )
 
@@ -1921,7 +1950,7 @@ class SearchResult:
         if self.files_skipped is not None:
             d["files_skipped"] = self.files_skipped
         if self.matches is not None:
-            d["matches"] = self.matches
+            d["matches"] = [x.to_dict() for x in self.matches]
         if self.truncated is not None:
             d["truncated"] = self.truncated
         return d
@@ -2265,6 +2294,45 @@ class TenantCreateRequest:
 
 
 @dataclass(kw_only=True)
+class TenantDefaults:
+    """fill what a spec leaves unset, before the server's defaults"""
+
+    cpu: float | None = None
+    disk_mb: int | None = None
+    memory_mb: int | None = None
+    pids: int | None = None
+    template: str | None = None
+    timeout_s: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TenantDefaults:
+        return cls(
+            cpu=None if (v := d.get("cpu")) is None else float(v),
+            disk_mb=d.get("disk_mb"),
+            memory_mb=d.get("memory_mb"),
+            pids=d.get("pids"),
+            template=d.get("template"),
+            timeout_s=d.get("timeout_s"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.cpu is not None:
+            d["cpu"] = self.cpu
+        if self.disk_mb is not None:
+            d["disk_mb"] = self.disk_mb
+        if self.memory_mb is not None:
+            d["memory_mb"] = self.memory_mb
+        if self.pids is not None:
+            d["pids"] = self.pids
+        if self.template is not None:
+            d["template"] = self.template
+        if self.timeout_s is not None:
+            d["timeout_s"] = self.timeout_s
+        return d
+
+
+@dataclass(kw_only=True)
 class TenantList:
     tenants: list[Tenant]
 
@@ -2288,7 +2356,7 @@ class TenantQuotas:
     allowed_domains: list[str] | None = None
     create_burst: int | None = None
     create_per_minute: float | None = None
-    defaults: dict[str, Any] | None = None
+    defaults: TenantDefaults | None = None
     deny_exposed_ports: bool | None = None
     deny_secrets: bool | None = None
     max_cpu: float | None = None
@@ -2307,7 +2375,7 @@ class TenantQuotas:
             allowed_domains=d.get("allowed_domains"),
             create_burst=d.get("create_burst"),
             create_per_minute=None if (v := d.get("create_per_minute")) is None else float(v),
-            defaults=d.get("defaults"),
+            defaults=None if (v := d.get("defaults")) is None else TenantDefaults.from_dict(v),
             deny_exposed_ports=d.get("deny_exposed_ports"),
             deny_secrets=d.get("deny_secrets"),
             max_cpu=None if (v := d.get("max_cpu")) is None else float(v),
@@ -2330,7 +2398,7 @@ class TenantQuotas:
         if self.create_per_minute is not None:
             d["create_per_minute"] = self.create_per_minute
         if self.defaults is not None:
-            d["defaults"] = self.defaults
+            d["defaults"] = self.defaults.to_dict()
         if self.deny_exposed_ports is not None:
             d["deny_exposed_ports"] = self.deny_exposed_ports
         if self.deny_secrets is not None:
