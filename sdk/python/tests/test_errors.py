@@ -70,21 +70,21 @@ def test_other_tenants_sandbox_is_404(sb: paddock.Sandbox, admin: paddock.Paddoc
 
 def test_rate_quota_429_retry_after(admin: paddock.Paddock, make_client) -> None:  # noqa: ANN001
     name = "rate-" + uuid.uuid4().hex[:8]
-    admin.tenants.create(name, quotas={"create_per_minute": 60, "create_burst": 1})
+    admin.tenants.create(name, quotas={"create_per_minute": 12, "create_burst": 1})
     key = admin.keys.create(name, ["read", "write", "exec"]).key
     strict = make_client(key, max_retries=0)
     first = strict.sandboxes.create()
     try:
         with pytest.raises(paddock.RateLimitedError) as e:
             strict.sandboxes.create()
-        assert e.value.status == 429 and e.value.retry_after == 1
+        assert e.value.status == 429 and 1 <= e.value.retry_after <= 5
         # The default client waits the Retry-After and succeeds.
         t0 = time.monotonic()
         patient = make_client(key)
         second = patient.sandboxes.create()
         waited = time.monotonic() - t0
         second.kill()
-        assert 0.5 <= waited < 10, waited
+        assert 0.9 <= waited < 20, waited
         # A Retry-After longer than max_retry_wait is not waited for.
         impatient = make_client(key, max_retry_wait=0.1)
         with pytest.raises(paddock.RateLimitedError):

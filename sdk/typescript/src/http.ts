@@ -121,6 +121,8 @@ export class Transport {
       if (timeout !== null && timeout !== undefined) {
         timer = new AbortController();
         t = setTimeout(() => timer!.abort(), timeout);
+        // A pending timeout must never keep a finished program alive.
+        (t as { unref?: () => void }).unref?.();
         signals.push(timer.signal);
       }
       const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : anySignal(signals);
@@ -161,8 +163,16 @@ export class Transport {
     }
   }
 
+  /** A call whose answer body is not needed (it is drained). */
   async request(method: string, path: string, init: RequestInit2 = {}): Promise<Response> {
-    return this.send(method, path, init, false);
+    const resp = await this.send(method, path, init, false);
+    try {
+      await resp.arrayBuffer();
+    } finally {
+      const t = (resp as Response & { _t?: ReturnType<typeof setTimeout> })._t;
+      if (t) clearTimeout(t);
+    }
+    return resp;
   }
 
   async json<T>(method: string, path: string, init: RequestInit2 = {}): Promise<T> {

@@ -97,7 +97,9 @@ export class Terminal {
     while (!buf.includes(needle)) {
       const left = deadline - Date.now();
       if (left <= 0) throw errorFrom("timeout", `${JSON.stringify(needle)} did not appear in ${timeoutMs} ms`);
-      const b = await Promise.race([this.recv(), new Promise<"t">((r) => setTimeout(() => r("t"), left))]);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const b = await Promise.race([this.recv(), new Promise<"t">((r) => { timer = setTimeout(() => r("t"), left); })]);
+      clearTimeout(timer);
       if (b === "t") continue;
       if (b === null) throw new StreamInterruptedError("stream_interrupted", `the terminal ended before ${JSON.stringify(needle)} appeared`);
       buf += dec.decode(b, { stream: true });

@@ -97,17 +97,17 @@ describe("against the server", { skip }, () => {
   it("rate quota: 429 with Retry-After is waited out (or raised with maxRetries 0)", async () => {
     const a = admin();
     const name = "tsrate-" + Math.random().toString(36).slice(2, 8);
-    await a.tenants.create(name, { quotas: { create_per_minute: 60, create_burst: 1 } });
+    await a.tenants.create(name, { quotas: { create_per_minute: 12, create_burst: 1 } });
     const apiKey = (await a.keys.create({ tenant: name, scopes: ["read", "write", "exec"] })).key;
     const strict = new Paddock({ url: SERVER, apiKey, maxRetries: 0 });
     const first = await strict.sandboxes.create();
     try {
-      await assert.rejects(strict.sandboxes.create(), (e) => e instanceof RateLimitedError && e.retryAfter === 1 && e.status === 429);
+      await assert.rejects(strict.sandboxes.create(), (e) => e instanceof RateLimitedError && e.retryAfter >= 1 && e.retryAfter <= 5 && e.status === 429);
       const t0 = Date.now();
       const second = await new Paddock({ url: SERVER, apiKey }).sandboxes.create();
       const waited = Date.now() - t0;
       await second.kill();
-      assert.ok(waited >= 500 && waited < 10_000, String(waited));
+      assert.ok(waited >= 900 && waited < 20_000, String(waited));
       await assert.rejects(new Paddock({ url: SERVER, apiKey, maxRetryWait: 0.1 }).sandboxes.create(), RateLimitedError);
     } finally {
       await first.kill();
