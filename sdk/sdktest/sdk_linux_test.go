@@ -4,9 +4,11 @@ package sdktest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -78,7 +80,12 @@ func serve(t *testing.T) server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	url := "http://" + addr
+	prefix := fmt.Sprintf("paddock-sdktest-%d", os.Getpid())
 	t.Cleanup(func() {
+		// serve keeps sandboxes across a restart: delete what a failed
+		// suite left, then stop the server and remove its (empty) cgroups.
+		deleteAll(t, url, key)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { _, _ = cmd.Process.Wait(); close(done) }()
@@ -89,12 +96,15 @@ func serve(t *testing.T) server {
 			<-done
 		}
 		logf.Close()
+		dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", prefix))
+		for _, d := range dirs {
+			_ = os.Remove(d)
+		}
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("server log (tail):\n%s", tail(b, 6000))
 		}
 	})
-	url := "http://" + addr
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(url + "/healthz")
@@ -111,6 +121,52 @@ func serve(t *testing.T) server {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return server{URL: url, Key: key}
+}
+
+// deleteAll deletes every sandbox of every tenant, through the API: the
+// admin mints a short key per tenant (sandboxes are listed per tenant).
+func deleteAll(t *testing.T, url, admin string) {
+	call := func(method, path, key string, body any, out any) int {
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, url+path, rd)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			_ = json.NewDecoder(resp.Body).Decode(out)
+		}
+		return resp.StatusCode
+	}
+	var tenants struct {
+		Tenants []struct{ Name string } `json:"tenants"`
+	}
+	call("GET", "/v1/tenants", admin, nil, &tenants)
+	left := 0
+	for _, tn := range tenants.Tenants {
+		var k struct{ ID, Key string }
+		if call("POST", "/v1/keys", admin, map[string]any{"tenant": tn.Name, "scopes": []string{"read", "write"}, "expires_in_s": 300}, &k) != 201 {
+			continue
+		}
+		var list struct {
+			Sandboxes []struct{ ID string } `json:"sandboxes"`
+		}
+		call("GET", "/v1/sandboxes", k.Key, nil, &list)
+		for _, sb := range list.Sandboxes {
+			call("DELETE", "/v1/sandboxes/"+sb.ID, k.Key, nil, nil)
+			left++
+		}
+		call("DELETE", "/v1/keys/"+k.ID, admin, nil, nil)
+	}
+	if left > 0 {
+		t.Logf("deleted %d sandboxes the suites left behind", left)
+	}
 }
 
 func tail(b []byte, n int) []byte {
