@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps guest build run test test-short bench fuzz vet fmt clean
+.PHONY: all deps guest build run test test-short bench fuzz vet fmt clean sdk-models sdk-test
 
 all: build
 
@@ -46,6 +46,17 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The SDKs' wire models (from internal/api/openapi) and the sync Python
+# client (from the async one); CI fails when either is stale.
+sdk-models:
+	/usr/bin/python3 sdk/codegen/generate.py
+	/usr/bin/python3 sdk/python/tools/unasync.py
+
+# The Python and TypeScript SDK suites against a real paddock serve (part of
+# make test too).
+sdk-test: deps guest
+	$(GO) test -count=1 -v ./sdk/sdktest/
 
 clean:
 	rm -rf bin $(GUEST)

@@ -35,6 +35,13 @@ for cmd in "${!pkgs[@]}"; do
 done
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 [ -e /usr/share/fonts/truetype/liberation ] || missing+=(fonts-liberation) # pages render with real fonts
+# The Python SDK's suite and wheel (sdk/sdktest), with Debian's python3:
+# python module → Debian package.
+declare -A pymods=([httpx]=python3-httpx [websockets]=python3-websockets [pytest]=python3-pytest
+  [pip]=python3-pip [setuptools]=python3-setuptools [wheel]=python3-wheel)
+for mod in "${!pymods[@]}"; do
+  /usr/bin/python3 -c "import $mod" 2>/dev/null || missing+=("${pymods[$mod]}")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${missing[*]}; run as root to install them" >&2
