@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,7 +67,7 @@ func (s *Supervisor) startNode(ctx context.Context, cwd string, env []string) (e
 	p, err := s.starter.Start(ProcSpec{
 		Path:       s.cfg.Node,
 		Args:       []string{s.cfg.Node, "--expose-internals", "--stack-trace-limit=50", "-e", nodeDriver},
-		Env:        env,
+		Env:        mergeEnv(env, map[string]string{"PADDOCK_OUTPUT_CAP": strconv.Itoa(s.lim.MaxOutputBytes)}),
 		Dir:        cwd,
 		Stdout:     outW,
 		Stderr:     errW,

@@ -12,7 +12,6 @@
   const util = require('util');
   const path = require('path');
   const Module = require('module');
-  const { Writable } = require('stream');
   const { Console } = require('console');
 
   const IN = 3, OUT = 4;
@@ -38,22 +37,41 @@
     }
   }
 
-  // Output of the running cell goes out as events, in order.
+  // Output of the running cell goes out as events, in order. The guest
+  // caps a cell's output; past the cap (plus one byte, so that the guest
+  // sees it was cut) this drops it here, sparing the pipe a gigabyte.
+  const outCap = Number(process.env.PADDOCK_OUTPUT_CAP || 0);
+  let outBytes = 0;
   function streamWriter(name) {
     return function write(chunk, encoding, cb) {
       if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (outCap > 0 && outBytes > outCap) {
+        if (typeof cb === 'function') process.nextTick(cb, null);
+        return true;
+      }
+      let text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (outCap > 0) {
+        if (outBytes > outCap) text = '';
+        else if (outBytes + text.length > outCap) text = text.slice(0, outCap - outBytes + 1);
+        outBytes += text.length;
+      }
       if (text.length > 0) emit({ t: 'stream', name, text });
-      if (typeof cb === 'function') process.nextTick(cb);
+      if (typeof cb === 'function') process.nextTick(cb, null);
       return true;
     };
   }
   const outWrite = streamWriter('stdout'), errWrite = streamWriter('stderr');
   process.stdout.write = outWrite;
   process.stderr.write = errWrite;
-  const outStream = new Writable({ write(c, e, cb) { outWrite(c, e); cb(); } });
-  const errStream = new Writable({ write(c, e, cb) { errWrite(c, e); cb(); } });
-  globalThis.console = new Console({ stdout: outStream, stderr: errStream, colorMode: false });
+  // Console takes any object with write(): strings then reach the writer
+  // without a detour through Buffers.
+  const EventEmitter = require('events');
+  function sink(write) {
+    const e = new EventEmitter();
+    e.write = write;
+    return e;
+  }
+  globalThis.console = new Console({ stdout: sink(outWrite), stderr: sink(errWrite), colorMode: false });
 
   // require() resolves from the working directory, like a script there.
   function setRequire() {
@@ -180,6 +198,7 @@
 
   async function run(cell) {
     count++;
+    outBytes = 0;
     const saved = {};
     const env = cell.env || {};
     for (const k of Object.keys(env)) {

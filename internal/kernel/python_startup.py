@@ -66,6 +66,14 @@ def _install():
             except Exception:
                 pass
 
+    # --- output of child processes ---------------------------------------
+    # ipykernel reads what subprocesses write to fds 1 and 2 in a thread
+    # that dies on the first byte that is not UTF-8 (strict decode) and may
+    # not have read a finished command's output before the cell's reply. A
+    # thread of ours takes over: it decodes with replacement, and a
+    # post_execute hook waits (briefly) until the pipes are drained.
+    _take_over_fd_capture(ip)
+
     # --- structured data of DataFrames ----------------------------------
     from IPython.core.formatters import BaseFormatter
     from traitlets import ObjectName, Unicode
@@ -139,6 +147,70 @@ def _install():
 
         js.for_type(dict, as_json)
         js.for_type(list, as_json)
+
+
+def _take_over_fd_capture(ip):
+    import codecs
+    import fcntl
+    import os
+    import struct
+    import termios
+    import threading
+    import time
+
+    watched = []
+    for fno, stream in ((1, _sys.stdout), (2, _sys.stderr)):
+        fid = getattr(stream, "_fid", None)
+        old = getattr(stream, "watch_fd_thread", None)
+        if fid is None or old is None or not getattr(stream, "_should_watch", False):
+            continue
+        # Stop the old thread: it checks the flag after its next read,
+        # which this byte (dropped by it) provides.
+        stream._should_watch = False
+        os.write(fno, b"\0")
+        old.join(2)
+        if old.is_alive():
+            stream._should_watch = True
+            continue
+        state = {"busy": False}
+
+        def loop(stream=stream, fid=fid, state=state):
+            dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            while True:
+                try:
+                    b = os.read(fid, 65536)
+                except OSError:
+                    return
+                if not b:
+                    return
+                state["busy"] = True
+                try:
+                    stream.write(dec.decode(b))
+                except Exception:
+                    pass
+                finally:
+                    state["busy"] = False
+
+        threading.Thread(target=loop, daemon=True, name="paddock-fd%d" % fno).start()
+        watched.append((stream, fid, state))
+
+    def pending(fid):
+        return struct.unpack("i", fcntl.ioctl(fid, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+    def drain():
+        deadline = time.monotonic() + 0.5
+        for stream, fid, state in watched:
+            quiet = 0
+            while quiet < 2 and time.monotonic() < deadline:
+                if pending(fid) == 0 and not state["busy"]:
+                    quiet += 1
+                else:
+                    quiet = 0
+                time.sleep(0.001)
+            stream.flush()
+
+    if watched:
+        ip.events.register("post_execute", drain)
 
 
 # --- matplotlib chart data, in the shape of E2B's chart results ---------

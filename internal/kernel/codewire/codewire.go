@@ -86,9 +86,9 @@ type ContextList struct {
 // exclusive: a context id runs the cell there; a language (or neither)
 // runs it in that language's default context, created on first use.
 type ExecuteRequest struct {
-	Code     string            `json:"code"`
-	Context  string            `json:"context_id,omitempty"`
-	Language string            `json:"language,omitempty"`
+	Code     string `json:"code"`
+	Context  string `json:"context_id,omitempty"`
+	Language string `json:"language,omitempty"`
 	// Env is set for this cell only and restored afterwards.
 	Env map[string]string `json:"env,omitempty"`
 	// TimeoutMS bounds the cell's run time (not its wait in the queue);
