@@ -162,3 +162,12 @@ func newCtx(t testing.TB, s *Supervisor, lang string) string {
 	}
 	return c.ID
 }
+
+func mustList(t testing.TB, s *Supervisor) []codewire.Context {
+	t.Helper()
+	l, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -72,7 +72,7 @@ func TestLifecycle(t *testing.T) {
 			if e := r.errEvent(); e == nil || e.Name != "KernelDied" {
 				t.Errorf("death error event %+v", e)
 			}
-			info, _ := s.Get(id)
+			info, _ := s.Get(context.Background(), id)
 			if info.State != codewire.StateDead || info.Restarts != 1 {
 				t.Errorf("after the death: %+v", info)
 			}
@@ -102,7 +102,7 @@ func TestContextsIsolatedAndManaged(t *testing.T) {
 	if r := mustOK(t, s, codewire.ExecuteRequest{Context: b, Code: "owner"}); r.mainText() != `"'b'"` {
 		t.Errorf("context b sees %s", r.mainText())
 	}
-	list := s.List()
+	list, _ := s.List(context.Background())
 	if len(list) != 2 || list[0].ID != a || list[1].ID != b || list[0].Language != "python" || list[0].ExecutionCount != 2 {
 		t.Fatalf("list %+v", list)
 	}
@@ -115,20 +115,20 @@ func TestContextsIsolatedAndManaged(t *testing.T) {
 	if e := r.errEvent(); e == nil || e.Name != "NameError" {
 		t.Errorf("after restart: %+v", e)
 	}
-	if info, _ := s.Get(a); info.Restarts != 1 {
+	if info, _ := s.Get(context.Background(), a); info.Restarts != 1 {
 		t.Errorf("restarts %d", info.Restarts)
 	}
 
 	// Delete: gone, and answers not found.
-	if err := s.Delete(b); err != nil {
+	if err := s.Delete(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	r = execute(t, s, codewire.ExecuteRequest{Context: b, Code: "1"})
 	if !errors.Is(r.err, errs.ErrNotFound) {
 		t.Errorf("deleted context: %v", r.err)
 	}
-	if len(s.List()) != 1 {
-		t.Errorf("list after delete %+v", s.List())
+	if len(mustList(t, s)) != 1 {
+		t.Errorf("list after delete %+v", mustList(t, s))
 	}
 
 	// A context's cwd and env, and a cell's env (restored afterwards).
@@ -162,13 +162,13 @@ func TestDefaultContexts(t *testing.T) {
 		t.Errorf("bash default: %+v %q", r.start, r.stdout())
 	}
 	n := 0
-	for _, c := range s.List() {
+	for _, c := range mustList(t, s) {
 		if c.Default {
 			n++
 		}
 	}
 	if n != 2 {
-		t.Errorf("%d default contexts: %+v", n, s.List())
+		t.Errorf("%d default contexts: %+v", n, mustList(t, s))
 	}
 }
 
@@ -208,7 +208,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := s.Restart(context.Background(), "nope"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Errorf("restart unknown: %v", err)
 	}
-	if err := s.Delete("nope"); errs.CodeOf(err) != errs.CodeNotFound {
+	if err := s.Delete(context.Background(), "nope"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Errorf("delete unknown: %v", err)
 	}
 }
@@ -237,7 +237,7 @@ func TestQueueInOrder(t *testing.T) {
 		}()
 		if i == 0 {
 			time.Sleep(100 * time.Millisecond)
-			if info, _ := s.Get(id); info.State != codewire.StateBusy {
+			if info, _ := s.Get(context.Background(), id); info.State != codewire.StateBusy {
 				t.Errorf("state while running: %s", info.State)
 			}
 			close(first)

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -47,7 +48,7 @@ func TestJavaScriptContext(t *testing.T) {
 	if res := r.results(); len(res) != 2 || res[0].IsMain || string(res[0].Bundle["text/html"]) != `"<b>x</b>"` {
 		t.Errorf("display: %+v", res)
 	}
-	if info, _ := s.Get(id); info.ExecutionCount != 6 {
+	if info, _ := s.Get(context.Background(), id); info.ExecutionCount != 6 {
 		t.Errorf("count %d", info.ExecutionCount)
 	}
 }

@@ -221,7 +221,7 @@ func (s *Supervisor) remove(c *kctx) {
 }
 
 // Get describes one context.
-func (s *Supervisor) Get(id string) (codewire.Context, error) {
+func (s *Supervisor) Get(_ context.Context, id string) (codewire.Context, error) {
 	c, err := s.get(id)
 	if err != nil {
 		return codewire.Context{}, err
@@ -230,7 +230,7 @@ func (s *Supervisor) Get(id string) (codewire.Context, error) {
 }
 
 // List describes every context, oldest first.
-func (s *Supervisor) List() []codewire.Context {
+func (s *Supervisor) List(context.Context) ([]codewire.Context, error) {
 	s.mu.Lock()
 	cs := make([]*kctx, 0, len(s.contexts))
 	for _, c := range s.contexts {
@@ -247,7 +247,7 @@ func (s *Supervisor) List() []codewire.Context {
 	for _, c := range cs {
 		out = append(out, c.info())
 	}
-	return out
+	return out, nil
 }
 
 // Restart replaces a context's kernel by a new one (its state is lost, as
@@ -264,7 +264,7 @@ func (s *Supervisor) Restart(ctx context.Context, id string) (codewire.Context, 
 }
 
 // Delete ends a context and its kernel.
-func (s *Supervisor) Delete(id string) error {
+func (s *Supervisor) Delete(_ context.Context, id string) error {
 	c, err := s.get(id)
 	if err != nil {
 		return err
