@@ -44,6 +44,7 @@ type bashEngine struct {
 
 	mu      sync.Mutex
 	cur     *cell
+	ended   map[string]*cell // per stream: the cell whose marker it has passed
 	outDone chan int
 	errDone chan struct{}
 }
@@ -111,6 +112,11 @@ func (e *bashEngine) pump(r *os.File, name string) {
 func (e *bashEngine) feed(name string, b []byte) []byte {
 	for len(b) > 0 {
 		c := e.current()
+		e.mu.Lock()
+		if e.ended[name] == c {
+			c = nil // this stream is past the cell's marker
+		}
+		e.mu.Unlock()
 		if c == nil {
 			_, _ = e.tail.Write(b) // a background job's output between cells
 			return nil
@@ -136,6 +142,12 @@ func (e *bashEngine) feed(name string, b []byte) []byte {
 		c.out.raw(name, b[:i])
 		payload := string(b[i+len(prefix) : i+len(prefix)+j])
 		b = b[i+len(prefix)+j+1:]
+		e.mu.Lock()
+		if e.ended == nil {
+			e.ended = map[string]*cell{}
+		}
+		e.ended[name] = c
+		e.mu.Unlock()
 		if name == codewire.EventStdout {
 			st, err := strconv.Atoi(payload)
 			if err != nil {

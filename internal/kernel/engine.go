@@ -234,3 +234,6 @@ func envLookup(env []string, key string) string {
 }
 
 func interruptProc(p Process) error { return p.Signal(syscall.SIGINT) }
+
+// pid is the engine process's pid (benchmarks read its memory).
+func (p *proc) pid() int { return p.p.Pid() }
