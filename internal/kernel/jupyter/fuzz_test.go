@@ -52,7 +52,7 @@ func TestFrameLimiter(t *testing.T) {
 	var in []byte
 	in = append(in, greeting()...)
 	in = append(in, frame(true, []byte("<IDS|MSG>"))...)
-	in = append(in, frame(true, big)...)     // over the frame limit: emptied
+	in = append(in, frame(true, big)...) // over the frame limit: emptied
 	in = append(in, frame(false, []byte("tail"))...)
 	in = append(in, frame(false, bytes.Repeat([]byte("y"), 900))...) // a new message: passes
 	for _, chunk := range []int{1, 7, 64, 100000} {
