@@ -30,6 +30,12 @@ for cmd in "${!pkgs[@]}"; do
 done
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 [ -e /usr/share/fonts/truetype/liberation ] || missing+=(fonts-liberation) # pages render with real fonts
+# Code contexts (docs/code.md): Debian's Jupyter kernel and data stack for
+# /usr/bin/python3, and TypeScript for Node.
+for mod in ipykernel:python3-ipykernel numpy:python3-numpy pandas:python3-pandas matplotlib:python3-matplotlib; do
+  /usr/bin/python3 -c "import ${mod%%:*}" 2>/dev/null || missing+=("${mod#*:}")
+done
+[ -e /usr/share/nodejs/typescript ] || missing+=(node-typescript)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${missing[*]}; run as root to install them" >&2

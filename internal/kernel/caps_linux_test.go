@@ -104,3 +104,18 @@ plt.show()`})
 		t.Error("the text representation went too")
 	}
 }
+
+// A message over the frame limit (a 40 MiB display) is dropped at the
+// transport without taking the connection down.
+func TestOversizedMessageDropped(t *testing.T) {
+	needPython(t)
+	s := newSup(t, nil)
+	id := newCtx(t, s, "python")
+	r := mustOK(t, s, codewire.ExecuteRequest{Context: id, Code: "from IPython.display import display\ndisplay({'text/plain': 'x' * (40 << 20)}, raw=True)\nprint('after')"})
+	if !r.end.Truncated || len(r.results()) != 0 || r.stdout() != "after\n" {
+		t.Fatalf("end %+v, %d results, stdout %q", r.end, len(r.results()), trunc(r.stdout(), 100))
+	}
+	if r := mustOK(t, s, codewire.ExecuteRequest{Context: id, Code: "6*7"}); r.mainText() != `"42"` {
+		t.Errorf("next cell: %s", r.mainText())
+	}
+}
