@@ -214,7 +214,10 @@
       if (processTopLevelAwait && code.includes('await')) {
         try { wrapped = processTopLevelAwait(code); } catch (e) { wrapped = null; }
       }
-      const script = new vm.Script(wrapped || code, { filename: 'cell' + count + (cell.lang === 'typescript' ? '.ts' : '.js') });
+      const opts = { filename: 'cell' + count + (cell.lang === 'typescript' ? '.ts' : '.js') };
+      // import() needs a loader; Node 21+ lends vm its own.
+      if (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) opts.importModuleDynamically = vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+      const script = new vm.Script(wrapped || code, opts);
       let value = script.runInThisContext({ breakOnSigint: true, displayErrors: false });
       if (wrapped) {
         value = await new Promise((resolve, reject) => {
@@ -227,8 +230,6 @@
           Promise.resolve(value).then(resolve, reject);
         });
         value = value && value.value; // processTopLevelAwait wraps the completion value
-      } else if (value && typeof value.then === 'function' && cell.awaitResult !== false) {
-        // A cell whose last expression is a promise shows what it settles to.
       }
       if (value !== undefined) emit({ t: 'result', main: true, bundle: bundleOf(value), count });
     } catch (e) {
