@@ -41,6 +41,7 @@ type bashEngine struct {
 	*proc
 	cmd *os.File
 	dir string
+	own func(string) error
 
 	mu      sync.Mutex
 	cur     *cell
@@ -52,6 +53,10 @@ type bashEngine struct {
 func (s *Supervisor) startBash(ctx context.Context, cwd string, env []string) (engine, error) {
 	dir, err := os.MkdirTemp(s.stateDir, "bash-")
 	if err != nil {
+		return nil, err
+	}
+	if err := s.own(dir); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	rs, ws, err := pipes(3)
@@ -78,7 +83,7 @@ func (s *Supervisor) startBash(ctx context.Context, cwd string, env []string) (e
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
 	}
-	e := &bashEngine{proc: &proc{p: p, tail: newTail(8 << 10)}, cmd: cmdW, dir: dir,
+	e := &bashEngine{proc: &proc{p: p, tail: newTail(8 << 10)}, cmd: cmdW, dir: dir, own: s.own,
 		outDone: make(chan int, 1), errDone: make(chan struct{}, 1)}
 	go e.pump(outR, codewire.EventStdout)
 	go e.pump(errR, codewire.EventStderr)
@@ -181,21 +186,28 @@ func partialSuffix(b, p []byte) int {
 func (e *bashEngine) execute(c *cell) cellEnd {
 	c.nonce = strings.ReplaceAll(jupyter.NewID(), "-", "")[:20]
 	base := filepath.Join(e.dir, c.nonce)
-	files := []string{base + ".cell"}
-	if err := os.WriteFile(base+".cell", []byte(c.code+"\n"), 0o600); err != nil {
-		return cellEnd{status: codewire.StatusError}
-	}
+	files := map[string]string{base + ".cell": c.code + "\n"}
 	if len(c.env) > 0 {
 		pre, post := bashEnvCode(c.env)
-		_ = os.WriteFile(base+".pre", []byte(pre), 0o600)
-		_ = os.WriteFile(base+".post", []byte(post), 0o600)
-		files = append(files, base+".pre", base+".post")
+		files[base+".pre"], files[base+".post"] = pre, post
 	}
 	defer func() {
-		for _, f := range files {
+		for f := range files {
 			_ = os.Remove(f)
 		}
 	}()
+	for f, body := range files {
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			c.out.fail(codewire.ExecError{Name: "InternalError", Value: "could not hand the cell to bash"})
+			return cellEnd{status: codewire.StatusError}
+		}
+		if e.own != nil {
+			if err := e.own(f); err != nil {
+				c.out.fail(codewire.ExecError{Name: "InternalError", Value: "could not hand the cell to bash"})
+				return cellEnd{status: codewire.StatusError}
+			}
+		}
+	}
 	e.mu.Lock()
 	e.cur = c
 	e.mu.Unlock()

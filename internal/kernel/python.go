@@ -68,6 +68,9 @@ func (s *Supervisor) startPythonOnce(ctx context.Context, cwd string, env []stri
 		return nil, fmt.Errorf("connection file: %w", err)
 	}
 	defer os.Remove(file) // read by the kernel at start; the key need not stay on disk
+	if err := s.own(file); err != nil {
+		return nil, fmt.Errorf("connection file: %w", err)
+	}
 
 	tail := newTail(8 << 10)
 	rs, ws, err := pipes(1)

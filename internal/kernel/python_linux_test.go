@@ -147,6 +147,46 @@ plt.show()
 		}
 	})
 
+	t.Run("scatter, box and several axes", func(t *testing.T) {
+		r := mustOK(t, s, codewire.ExecuteRequest{Context: id, Code: `
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.scatter([1, 2, 3], [3, 1, 2], label="pts")
+plt.show()
+fig, ax = plt.subplots()
+ax.boxplot([[1, 2, 3, 4, 5, 30], [2, 3, 4]])
+ax.set_xticklabels(["a", "b"])
+plt.show()
+fig, (a1, a2) = plt.subplots(1, 2)
+a1.plot([1, 2], [1, 4])
+a2.bar(["x"], [1])
+fig.suptitle("Both")
+plt.show()
+`})
+		res := r.results()
+		if len(res) != 3 {
+			t.Fatalf("results %d", len(res))
+		}
+		var sc, box, sup struct {
+			Type     string `json:"type"`
+			Title    string `json:"title"`
+			Elements []map[string]any
+		}
+		_ = json.Unmarshal(res[0].Chart, &sc)
+		_ = json.Unmarshal(res[1].Chart, &box)
+		_ = json.Unmarshal(res[2].Chart, &sup)
+		if sc.Type != "scatter" || len(sc.Elements) != 1 || sc.Elements[0]["label"] != "pts" || len(sc.Elements[0]["points"].([]any)) != 3 {
+			t.Errorf("scatter %s", res[0].Chart)
+		}
+		if box.Type != "box_and_whisker" || len(box.Elements) != 2 || box.Elements[0]["label"] != "a" ||
+			box.Elements[0]["median"] != 3.5 || len(box.Elements[0]["outliers"].([]any)) != 1 {
+			t.Errorf("box %s", res[1].Chart)
+		}
+		if sup.Type != "superchart" || sup.Title != "Both" || len(sup.Elements) != 2 || sup.Elements[0]["type"] != "line" || sup.Elements[1]["type"] != "bar" {
+			t.Errorf("superchart %s", res[2].Chart)
+		}
+	})
+
 	t.Run("dataframe", func(t *testing.T) {
 		r := mustOK(t, s, codewire.ExecuteRequest{Context: id, Code: `
 import pandas as pd

@@ -248,6 +248,20 @@ def _is_grid(line):
         return False
 
 
+def _rect_of_line(line):
+    """(x0, x1, y0, y1) when line is a closed axis-aligned rectangle."""
+    try:
+        xd, yd = [float(v) for v in line.get_xdata()], [float(v) for v in line.get_ydata()]
+    except Exception:
+        return None
+    if len(xd) != 5 or len(yd) != 5 or xd[0] != xd[4] or yd[0] != yd[4]:
+        return None
+    xs, ys = sorted(set(xd)), sorted(set(yd))
+    if len(xs) != 2 or len(ys) != 2:
+        return None
+    return xs[0], xs[1], ys[0], ys[1]
+
+
 def _kind(ax):
     from matplotlib.collections import PathCollection
     from matplotlib.lines import Line2D
@@ -258,7 +272,8 @@ def _kind(ax):
     if not objs:
         return "unknown"
     if all(isinstance(o, Line2D) for o in objs):
-        return "line"
+        # boxplot() without patch_artist draws each box as a closed line
+        return "box_and_whisker" if any(_rect_of_line(o) for o in objs) else "line"
     if all(isinstance(o, (PathPatch, Line2D)) for o in objs) and any(isinstance(o, PathPatch) for o in objs):
         return "box_and_whisker"
     objs = [o for o in objs if not (isinstance(o, Line2D) and _is_grid(o))]
@@ -371,15 +386,24 @@ def _boxes(ax, clean):
         v = p.get_path().vertices
         xs, ys = v[:, 0], v[:, 1]
         boxes.append({"x0": float(xs.min()), "x1": float(xs.max()), "y0": float(ys.min()), "y1": float(ys.max()), "label": p.get_label()})
+    box_lines = set()
+    for line in ax.lines:
+        r = _rect_of_line(line)
+        if r:
+            box_lines.add(id(line))
+            boxes.append({"x0": r[0], "x1": r[1], "y0": r[2], "y1": r[3], "label": line.get_label()})
     if not boxes:
         return c
     vertical = all(round(b["x1"] - b["x0"], 4) == round(boxes[0]["x1"] - boxes[0]["x0"], 4) for b in boxes)
+    boxes.sort(key=lambda b: b["x0"] if vertical else b["y0"])
     labels = [t.get_text() for t in (ax.get_xticklabels() if vertical else ax.get_yticklabels())]
     for i, b in enumerate(boxes):
         lo, hi = (b["y0"], b["y1"]) if vertical else (b["x0"], b["x1"])
         a0, a1 = (b["x0"], b["x1"]) if vertical else (b["y0"], b["y1"])
         med, wmin, wmax, outliers = None, lo, hi, []
         for line in ax.lines:
+            if id(line) in box_lines:
+                continue
             xd, yd = list(line.get_xdata()), list(line.get_ydata())
             pos, val = (xd, yd) if vertical else (yd, xd)
             if not pos or not all(a0 - 1e-9 <= p <= a1 + 1e-9 for p in pos):

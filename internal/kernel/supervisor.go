@@ -35,7 +35,12 @@ type Config struct {
 	// StateDir holds connection files and bash cells; it is made 0700
 	// (default: a new directory under os.TempDir, removed by Close).
 	StateDir string
-	Limits   Limits
+	// Owner, when set, owns StateDir and every file the supervisor writes
+	// there: the uid and gid the Starter runs kernels as, which must read
+	// their connection files (0600) and bash cells. Nil leaves them owned
+	// by this process.
+	Owner  *Owner
+	Limits Limits
 	// StartTimeout bounds a kernel's start (default 30 s).
 	StartTimeout time.Duration
 	// DefaultTimeout is a cell's timeout when the request gives none
@@ -47,6 +52,9 @@ type Config struct {
 	InterruptGrace time.Duration
 	Logger         *slog.Logger
 }
+
+// Owner is a uid and gid.
+type Owner struct{ UID, GID int }
 
 // Supervisor owns the code contexts of one sandbox.
 type Supervisor struct {
@@ -119,7 +127,18 @@ func New(cfg Config) (*Supervisor, error) {
 	if err := os.Chmod(s.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("kernel state directory: %w", err)
 	}
+	if err := s.own(s.stateDir); err != nil {
+		return nil, fmt.Errorf("kernel state directory: %w", err)
+	}
 	return s, nil
+}
+
+// own gives path to Config.Owner (no-op without one).
+func (s *Supervisor) own(path string) error {
+	if s.cfg.Owner == nil {
+		return nil
+	}
+	return os.Lchown(path, s.cfg.Owner.UID, s.cfg.Owner.GID)
 }
 
 func findNode(env []string) string {
@@ -405,7 +424,9 @@ func (s *Supervisor) start(ctx context.Context, lang, cwd string, env map[string
 	}
 	if err != nil {
 		s.log.Warn("code context start failed", "language", lang, "err", err)
-		return nil, errs.Wrap(errs.CodeUnavailable, err, "could not start the %s kernel: %s", lang, err.Error())
+		// The reason is the user's to see (a missing interpreter, a crash
+		// at start); its paths are the sandbox's own.
+		return nil, errs.New(errs.CodeUnavailable, "could not start the %s kernel: %s", lang, err.Error())
 	}
 	return e, nil
 }
