@@ -38,7 +38,6 @@ func (u uidStarter) Start(s ProcSpec) (Process, error) {
 	return p, nil
 }
 
-
 // Kernels running as another uid read their connection files and cells
 // because the supervisor gives them to Config.Owner.
 func TestKernelsAsAnotherUser(t *testing.T) {
