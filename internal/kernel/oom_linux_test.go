@@ -21,10 +21,7 @@ type memStarter struct{ dir string }
 
 func (m memStarter) Start(s ProcSpec) (Process, error) {
 	before := m.oomKills()
-	// Join the group before exec, so that nothing runs outside it.
-	args := append([]string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, m.dir, s.Path}, s.Args[1:]...)
-	p, err := ExecStarter{}.Start(ProcSpec{Path: "/bin/sh", Args: args, Env: s.Env, Dir: s.Dir,
-		Stdin: s.Stdin, Stdout: s.Stdout, Stderr: s.Stderr, ExtraFiles: s.ExtraFiles})
+	p, err := groupStarter{dir: m.dir}.Start(s)
 	if err != nil {
 		return nil, err
 	}
