@@ -23,11 +23,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/bench"
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/server"
 )
 
 // benchFlags are paddock bench's options.
@@ -53,7 +53,7 @@ RSS, responsiveness), files, MCP; and in the same run a plain fork/exec of
 runsc, each as a ratio to Paddock's one-shot.
 
 Against the server at $PADDOCK_URL with $PADDOCK_API_KEY, or with --embedded
-against stacks built in this process exactly as paddock serve builds its own
+against servers built in this process by the very code paddock serve runs
 (Linux, root): one without warm pool for the cold scenarios, one with a pool
 of 2 for the warm ones. Every sandbox the bench makes is deleted, also on
 Ctrl-C. Scenarios the server cannot run are reported as unavailable, peers
@@ -212,12 +212,12 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 		return nil, err
 	}
 	prefix := fmt.Sprintf("paddock-bench-%d-%d", os.Getpid(), b.opened)
-	var st *stack
+	var srv *server.Server
 	dropTable := func() {}
 	defer func() {
 		if err != nil {
-			if st != nil {
-				st.Close()
+			if srv != nil {
+				_ = srv.Close(context.Background())
 			}
 			dropTable()
 			removeBenchDir(dir, prefix)
@@ -226,72 +226,56 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, err
 	}
-	key := os.Getenv("PADDOCK_ADMIN_KEY")
-	if key == "" {
-		key = auth.NewKey()
-		if err := os.WriteFile(filepath.Join(dir, "admin.key"), []byte(key+"\n"), 0o600); err != nil {
-			return nil, err
-		}
-	}
 	alive := max(b.f.density, b.f.runs, b.f.concurrency) + pool + 16
 	sf := benchServeFlags(dir, pool, min(alive, benchSlots), b.uidBase, prefix)
 	sf.net.dnsHosts, sf.net.allowNet = b.f.dnsHosts, b.f.allowCIDRs
 	var netNote string
 	dropTable, netNote = benchNetwork(sf)
-	st, err = openStack(ctx, b.log, sf, io.Discard) // stack.go: serve's construction
+	cfg, err := sf.config(b.log) // serve's configuration from serve's flags
 	if err != nil {
 		return nil, err
 	}
-	web, err := newWeb(sf, b.log) // serve_http.go
-	if err != nil {
+	// internal/server: serve's construction; a generated key stays in the
+	// bench's data directory.
+	cfg.KeyOut = io.Discard
+	if srv, err = server.Open(ctx, cfg); err != nil {
 		return nil, err
 	}
-	srv := benchAPI(ctx, sf, st, web, b.log)
-	hs := web.server(srv.Handler())
-	ln, err := web.listen()
+	ln, err := srv.Listen()
 	if err != nil {
 		return nil, err
 	}
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			b.log.Error("embedded bench server stopped", "err", err)
 		}
 	}()
 	closeStack := func(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_ = hs.Shutdown(sctx)
+		_ = srv.Shutdown(sctx)
 		// Whatever the bench's own cleanup missed goes too.
 		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench"}
-		for _, sb := range st.mgr.List(ctx, scope, nil) {
-			_ = st.mgr.Delete(ctx, scope, sb.ID)
+		for _, sb := range srv.Manager.List(ctx, scope, nil) {
+			_ = srv.Manager.Delete(ctx, scope, sb.ID)
 		}
-		err := st.mgr.Close(ctx)
-		st.Close() // waits for the runtime's pending teardowns
+		err := srv.Close(ctx) // waits for the runtime's pending teardowns
 		dropTable()
 		removeBenchDir(dir, prefix)
 		return err
 	}
 
 	return &bench.Stack{
-		Client:        client.New("http://"+ln.Addr().String(), key).WithHTTPClient(b.hc),
+		Client:        client.New("http://"+ln.Addr().String(), srv.AdminKey).WithHTTPClient(b.hc),
 		Embedded:      true,
 		Pool:          pool,
 		PID:           os.Getpid(),
-		Live:          st.cg.List,
-		CgroupVersion: fmt.Sprintf("v%d", int(st.cg.Version())),
-		LayerStore:    st.layerKind,
+		Live:          srv.Cgroups.List,
+		CgroupVersion: fmt.Sprintf("v%d", int(srv.Cgroups.Version())),
+		LayerStore:    srv.LayerKind,
 		NoNetwork:     netNote,
 		Close:         closeStack,
 	}, nil
-}
-
-// benchAPI is serve's API over st, made by the very call serve makes
-// (serve.go); TestBenchAPIIsServes keeps the two calls identical.
-func benchAPI(ctx context.Context, f *serveFlags, st *stack, web *web, log *slog.Logger) *api.Server {
-	return api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain,
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)})
 }
 
 // benchServeFlags are serve's settings (its defaults, audit log,
