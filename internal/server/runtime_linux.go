@@ -14,6 +14,9 @@ import (
 // Backend is the sandboxes' runtime: native Linux namespaces.
 type Backend = native.Backend
 
+// supported: sandboxes run here.
+func supported() error { return nil }
+
 // openRuntime detects the cgroups, opens the writable layers' store and
 // starts the native runtime over them.
 func (s *Server) openRuntime() error {

@@ -6,10 +6,16 @@ import (
 	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/runtime"
 )
 
 // Backend is the sandboxes' runtime; there is none off Linux.
-type Backend struct{}
+type Backend struct{ runtime.Backend }
+
+// supported refuses to open anything: sandboxes need Linux.
+func supported() error {
+	return fmt.Errorf("paddock's server runs sandboxes with Linux namespaces: %w", errs.ErrUnsupported)
+}
 
 func (s *Server) openRuntime() error {
 	return fmt.Errorf("paddock's sandboxes need Linux: %w", errs.ErrUnsupported)

@@ -93,6 +93,9 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if c.KeyOut == nil {
 		c.KeyOut = io.Discard // a generated key is in DATA/admin.key
 	}
+	if err := supported(); err != nil { // runtime_linux.go
+		return nil, err
+	}
 	if err := c.check(); err != nil { // check.go
 		return nil, err
 	}
