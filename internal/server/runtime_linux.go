@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"syscall"
@@ -19,7 +20,7 @@ func supported() error { return nil }
 
 // openRuntime detects the cgroups, opens the writable layers' store and
 // starts the native runtime over them.
-func (s *Server) openRuntime() error {
+func (s *Server) openRuntime(ctx context.Context) error {
 	c := &s.cfg
 	var err error
 	if s.Cgroups, err = cgroup.Detect("/sys/fs/cgroup", c.CgroupPrefix); err != nil {
@@ -50,7 +51,7 @@ func (s *Server) openRuntime() error {
 	} else {
 		s.log.Warn("writable layers are tmpfs inside each sandbox (RAM, counted against its memory)", "reason", why)
 	}
-	if err := s.openNetwork(s.ctx); err != nil { // network.go: veths, nftables, egress proxy and resolver
+	if err := s.openNetwork(ctx); err != nil { // network.go: veths, nftables, egress proxy and resolver
 		return err
 	}
 	rt, err := native.New(native.Options{DataDir: c.DataDir, Log: s.log, Cgroups: s.Cgroups, Disk: s.Disk,

@@ -3,6 +3,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -17,7 +18,7 @@ func supported() error {
 	return fmt.Errorf("paddock's server runs sandboxes with Linux namespaces: %w", errs.ErrUnsupported)
 }
 
-func (s *Server) openRuntime() error {
+func (s *Server) openRuntime(context.Context) error {
 	return fmt.Errorf("paddock's sandboxes need Linux: %w", errs.ErrUnsupported)
 }
 

@@ -52,7 +52,6 @@ type Server struct {
 
 	cfg         Config
 	log         *slog.Logger
-	ctx         context.Context
 	obs         *obs // obs.go
 	cas         *inject.CAStore
 	web         *web // http.go
@@ -99,7 +98,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if err := c.check(); err != nil { // check.go
 		return nil, err
 	}
-	s := &Server{cfg: c, log: c.Log, ctx: ctx}
+	s := &Server{cfg: c, log: c.Log}
 	defer func() {
 		if err != nil {
 			_ = s.Close(context.Background())
@@ -127,7 +126,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if s.Templates, err = template.Open(c.DataDir, s.log); err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
-	if err := s.openRuntime(); err != nil { // runtime_linux.go: cgroups, layers, network, native runtime
+	if err := s.openRuntime(ctx); err != nil { // runtime_linux.go: cgroups, layers, network, native runtime
 		return nil, err
 	}
 	limits := sandbox.DefaultLimits(goruntime.NumCPU())
@@ -141,10 +140,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if err := s.openWeb(); err != nil { // http.go: hardening, TLS, the ports domain
 		return nil, err
 	}
-	var observer sandbox.Observer
-	if o := s.obs.observer(); o != nil {
-		observer = o
-	}
+	observer := s.obs.observer() // obs.go: the audit log, then metrics
 	if c.WrapObserver != nil {
 		observer = c.WrapObserver(observer)
 	}
