@@ -48,7 +48,7 @@ RSS, responsiveness), files, MCP; and in the same run a plain fork/exec of
 runsc, each as a ratio to Paddock's one-shot.
 
 Against the server at $PADDOCK_URL with $PADDOCK_API_KEY, or with --embedded
-against servers built in this process by the very code paddock serve runs
+against stacks built in this process exactly as paddock serve builds its own
 (Linux, root): one without warm pool for the cold scenarios, one with a pool
 of 2 for the warm ones. Every sandbox the bench makes is deleted, also on
 Ctrl-C. Scenarios the server cannot run are reported as unavailable, peers
