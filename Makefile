@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps guest build run test test-short bench fuzz vet fmt clean sdk-models sdk-test
+.PHONY: all deps guest build run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
@@ -33,6 +33,7 @@ run: deps build
 # fuzz seed corpora.
 test: deps guest
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test-short: guest
@@ -43,6 +44,11 @@ bench: build
 
 vet:
 	$(GO) vet ./...
+
+# go.mod lists exactly what the code imports, direct dependencies apart
+# from the indirect ones; `make test` fails when it does not.
+tidy:
+	$(GO) mod tidy
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

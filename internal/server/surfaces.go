@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/browser"
+	"github.com/paddockhq/paddock/internal/e2b"
+	"github.com/paddockhq/paddock/internal/mcp"
+)
+
+// openBrowser runs the sandboxes' browsers (docs/browser.md): the service
+// behind /v1/sandboxes/{id}/browser and the browser MCP tools, registered
+// with the manager. The browsers are Debian's chromium inside each
+// sandbox; closing the service drops the server's connections to them.
+func (s *Server) openBrowser() {
+	if s.cfg.Browser == nil {
+		return
+	}
+	o := *s.cfg.Browser
+	if o.Log == nil {
+		o.Log = s.log
+	}
+	s.Browser = browser.New(s.Manager, o)
+	s.Manager.SetBrowser(s.Browser)
+	s.onClose("browser service", func() error { s.Browser.Close(); return nil })
+}
+
+// NewMCP is an MCP server over the manager, with the browser tools when
+// there is a browser service: the one behind /mcp, or (paddock mcp
+// --embedded) one served on stdio with o.
+func (s *Server) NewMCP(mo mcp.ManagerOptions, o mcp.Options) (*mcp.Server, error) {
+	if o.Log == nil {
+		o.Log = s.log
+	}
+	if o.Version == "" {
+		o.Version = s.cfg.Version
+	}
+	if s.Browser != nil {
+		o.Groups = append(o.Groups, browser.MCPTools(browser.ServiceActions(s.Browser)))
+	}
+	return mcp.New(mcp.NewManagerBackend(s.Manager, mo), o)
+}
+
+// openMCP is the MCP endpoint: /mcp (streamable HTTP) over the manager,
+// authenticated by the same keys as REST and audited like it. Shutdown
+// closes every MCP session and deletes its sandbox.
+func (s *Server) openMCP(ctx context.Context, mounts map[string]http.Handler) {
+	if !s.cfg.MCP {
+		return
+	}
+	// MCP sessions live in memory: after a restart every session sandbox
+	// from before is an orphan.
+	if n := s.Manager.DeleteLabeled(ctx, mcp.SessionLabel); n > 0 {
+		s.log.Info("deleted MCP session sandboxes left by the previous server", "count", n)
+	}
+	o := mcp.Options{AllowedOrigins: s.cfg.HTTP.AllowedOrigins,
+		HostChecked: true} // the hardening middleware checks Host
+	if rec := s.obs.auditor(); rec != nil {
+		o.Auditor = rec // every request recorded, as for REST
+	}
+	srv, err := s.NewMCP(mcp.ManagerOptions{PortsSupported: apiHasPorts}, o)
+	if err != nil {
+		// A tool that cannot be registered is a bug; the rest of the
+		// server still works, and /mcp says why it does not.
+		s.log.Error("MCP endpoint disabled", "err", err)
+		mounts["/mcp"] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"the MCP endpoint failed to start; see the server log"}}` + "\n"))
+		})
+		return
+	}
+	s.MCP = srv
+	var once sync.Once
+	s.endSessions = func() {
+		once.Do(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := srv.Close(cctx); err != nil {
+				s.log.Warn("MCP sessions did not all close; their sandboxes expire on their own", "err", err)
+			}
+		})
+	}
+	s.onClose("MCP sessions", func() error { s.endSessions(); return nil })
+	mounts["/mcp"] = srv.Handler(s.Auth)
+}
+
+// openE2B adds the E2B-compatible API (internal/e2b) to the mounts: the
+// control plane (/sandboxes, /v2/sandboxes...) and envd (/health, /files,
+// /process.Process/*, /filesystem.Filesystem/*), authenticated by the same
+// keys (X-API-KEY: e2b_...) and audited like REST. A mount already taken
+// is left alone.
+func (s *Server) openE2B(mounts map[string]http.Handler) {
+	if !s.cfg.E2B {
+		return
+	}
+	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates}
+	if rec := s.obs.auditor(); rec != nil {
+		o.Auditor = rec // every request recorded, as for REST
+	}
+	srv, err := e2b.New(o)
+	if err != nil {
+		// A wiring bug; the rest of the server still works.
+		s.log.Error("E2B-compatible API disabled", "err", err)
+		return
+	}
+	s.E2B = srv
+	s.onClose("E2B API", func() error { srv.Close(); return nil })
+	addMounts(mounts, srv.Mounts(), s.log)
+}
+
+// addMounts adds more to mounts, keeping whatever holds a pattern already.
+func addMounts(mounts, more map[string]http.Handler, log *slog.Logger) {
+	for pattern, h := range more {
+		if _, taken := mounts[pattern]; taken {
+			log.Error("E2B-compatible API: a mount is taken; not serving it", "pattern", pattern)
+			continue
+		}
+		mounts[pattern] = h
+	}
+}
+
+// openAPI is the REST API with the other surfaces mounted on its port,
+// behind the middleware: metrics, hardening, audit error codes.
+func (s *Server) openAPI(mounts map[string]http.Handler, harden []func(http.Handler) http.Handler) {
+	o := api.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Templates: s.Templates, Version: s.cfg.Version,
+		PortsDomain: s.cfg.PortsDomain, Middleware: s.obs.middleware(harden...), Mounts: mounts}
+	if s.Secrets != nil {
+		o.Secrets = s.Secrets
+	}
+	if rec := s.obs.auditor(); rec != nil {
+		o.Auditor = rec
+	}
+	s.API = api.New(o)
+}
+
+var (
+	portsOnce sync.Once
+	portsOK   bool
+)
+
+// apiHasPorts reports whether this build's REST API serves the
+// exposed-port route (its OpenAPI document lists exactly what is served).
+func apiHasPorts() bool {
+	portsOnce.Do(func() {
+		doc, err := api.OpenAPI()
+		if err != nil {
+			return
+		}
+		var d struct {
+			Paths map[string]json.RawMessage `json:"paths"`
+		}
+		if json.Unmarshal(doc, &d) != nil {
+			return
+		}
+		paths := make([]string, 0, len(d.Paths))
+		for p := range d.Paths {
+			paths = append(paths, p)
+		}
+		portsOK = mcp.HasPortsRoute(paths)
+	})
+	return portsOK
+}
