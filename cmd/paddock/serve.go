@@ -93,7 +93,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	}
 	srv := api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
 		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain, // serve_secrets.go
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)}) // serve_mcp.go: /mcp; serve_e2b.go: E2B API
+		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withConsole(withE2B(mcpMounts(ctx, f, st, log), st, log), f, st, log)}) // serve_mcp.go: /mcp; serve_e2b.go: E2B API; serve_console.go: /ui
 	hs := web.server(srv.Handler())
 	ln, err := web.listen()
 	if err != nil {
