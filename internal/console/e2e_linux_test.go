@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,7 +63,8 @@ func TestConsoleE2E(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PADDOCK_URL=http://"+srv.addr, "PADDOCK_ADMIN_KEY="+srv.key,
 		"SCREENSHOTS="+shots, "RESULTS="+results)
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	w := io.MultiWriter(&out, lineLogger{t})
+	cmd.Stdout, cmd.Stderr = w, w
 	if err := ns.Do(cmd.Start); err != nil { // node and its chromium live in the namespace
 		t.Fatal(err)
 	}
@@ -78,7 +80,6 @@ func TestConsoleE2E(t *testing.T) {
 			passed++
 		}
 	}
-	t.Logf("console e2e output:\n%s", out.String())
 	if err != nil || !strings.Contains(out.String(), "ALL OK") {
 		t.Fatalf("the console e2e script failed: %v\nserver log:\n%s", err, srv.log())
 	}
@@ -99,6 +100,16 @@ func TestConsoleE2E(t *testing.T) {
 	}
 	t.Logf("performance: %d sandboxes listed in %.0f ms (snapshot to DOM %.0f ms); updates p50 %.1f ms, max %.1f ms; terminal echo p50 %.1f ms",
 		res.Sandboxes, res.ListRenderMs, res.SnapshotDomMs, res.UpdateP50Ms, res.UpdateMaxMs, res.EchoP50Ms)
+}
+
+// lineLogger streams the script's output into the test log (with -v, as
+// it happens: a run cut short by the test's timeout still shows how far it
+// got).
+type lineLogger struct{ t *testing.T }
+
+func (l lineLogger) Write(p []byte) (int, error) {
+	l.t.Logf("e2e: %s", bytes.TrimRight(p, "\n"))
+	return len(p), nil
 }
 
 // e2eServer is a paddock serve in a namespace.

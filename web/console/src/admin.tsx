@@ -83,7 +83,7 @@ function Overview() {
             : '—'}
         </dd>
         <dt>Warm pool</dt>
-        <dd>{states['state=pooled'] ?? '—'}</dd>
+        <dd>{states['state=pooled'] ?? (m.data ? 0 : '—')}</dd>
         <dt>Requests in flight</dt>
         <dd>{inflight ?? '—'}</dd>
         <dt>Egress decisions</dt>
