@@ -291,7 +291,7 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 func benchAPI(ctx context.Context, f *serveFlags, st *stack, web *web, log *slog.Logger) *api.Server {
 	return api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
 		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain,
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)})
+		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withConsole(withE2B(mcpMounts(ctx, f, st, log), st, log), f, st, log)})
 }
 
 // benchServeFlags are serve's settings (its defaults, audit log,
