@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps guest build run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
+.PHONY: all deps guest build console run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
@@ -25,6 +25,12 @@ guest:
 
 build: guest
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/paddock ./cmd/paddock
+
+# The web console (web/console → internal/console/assets, committed, so a
+# plain go build embeds it): rebuild it after changing web/console. Needs
+# Node.js 20 and npm; TestAssetsReproducible checks the committed output.
+console:
+	cd web/console && npm ci --no-audit --no-fund --ignore-scripts && node build.mjs
 
 run: deps build
 	./bin/paddock serve --data $(DATA)

@@ -123,7 +123,7 @@ func (f *serveFlags) config(log *slog.Logger) (server.Config, error) {
 	c := server.Config{DataDir: f.data, Log: log, Version: version, AdminKey: os.Getenv("PADDOCK_ADMIN_KEY"),
 		CgroupPrefix: f.cgroupPrefix, FavorDynMods: f.favorDynMods, UIDBase: f.uidBase,
 		PoolSize: f.pool, MaxSandboxes: f.maxSandboxes, PortsDomain: f.sec.portsDomain,
-		Browser: &browser.Options{}, E2B: true, MCP: true}
+		Browser: &browser.Options{}, E2B: true, MCP: true, Console: true, InsecureListen: f.insecureListen}
 	var err error
 	if c.Audit, err = f.obs.config(f); err != nil { // serve_audit.go
 		return c, err

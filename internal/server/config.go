@@ -63,6 +63,11 @@ type Config struct {
 	E2B bool
 	// MCP mounts MCP (streamable HTTP) at /mcp.
 	MCP bool
+	// Console serves the web console at /ui (internal/console).
+	Console bool
+	// InsecureListen is serve's --insecure-listen: the console then signs
+	// people in over plain HTTP on a non-loopback listener too.
+	InsecureListen bool
 
 	// WrapObserver, if set, wraps the manager's Observer (the audit log
 	// and metrics). Tests use it to let their cleanup proceed over a log

@@ -179,6 +179,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	mounts := map[string]http.Handler{}
 	s.openMCP(ctx, mounts) // surfaces.go
 	s.openE2B(mounts)
+	s.openConsole(mounts)
 	s.openAPI(mounts, s.web.harden)
 	s.handler = s.API.Handler()
 	return s, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/browser"
+	"github.com/paddockhq/paddock/internal/console"
 	"github.com/paddockhq/paddock/internal/e2b"
 	"github.com/paddockhq/paddock/internal/mcp"
 )
@@ -113,6 +114,26 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 	s.E2B = srv
 	s.onClose("E2B API", func() error { srv.Close(); return nil })
 	addMounts(mounts, srv.Mounts(), s.log)
+}
+
+// openConsole adds the web console (internal/console) at /ui: it signs
+// people in with the same keys, acts through the REST API as their key,
+// and records sign-ins like API requests.
+func (s *Server) openConsole(mounts map[string]http.Handler) {
+	if !s.cfg.Console {
+		return
+	}
+	o := console.Options{Auth: s.Auth, Sandboxes: s.Manager, AllowInsecure: s.cfg.InsecureListen, Log: s.log}
+	if rec := s.obs.auditor(); rec != nil {
+		o.Auditor = rec
+	}
+	if s.obs != nil && s.obs.audit != nil {
+		o.Verifier = console.AuditVerifier(s.obs.audit.Dir(), s.obs.audit.PublicKey())
+	}
+	c := console.New(o)
+	s.onClose("console", func() error { c.Close(); return nil })
+	mounts[console.Prefix] = c.Handler()
+	mounts[console.Prefix+"/"] = c.Handler()
 }
 
 // addMounts adds more to mounts, keeping whatever holds a pattern already.
