@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -23,13 +22,7 @@ func TestBrowserCLI(t *testing.T) {
 	if _, err := os.Stat(browser.DefaultChromium); err != nil {
 		t.Skipf("Debian's chromium is not installed (%s): apt-get install chromium (.ci/run installs it)", browser.DefaultChromium)
 	}
-	var svc *browser.Service
-	e := testenv.New(t, testenv.Options{API: func(e *testenv.Env, o *api.Options) {
-		svc = browser.New(e.Manager, browser.Options{})
-		e.Manager.SetBrowser(svc)
-		o.Browser = svc
-	}})
-	t.Cleanup(svc.Close)
+	e := testenv.New(t, testenv.Options{}) // with serve's browser service
 	t.Setenv("PADDOCK_URL", e.Server.URL)
 	t.Setenv("PADDOCK_API_KEY", e.AdminKey)
 

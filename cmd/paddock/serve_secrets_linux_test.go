@@ -30,7 +30,7 @@ func TestServeSecretsAndPorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, bin: buildBinary(t), data: filepath.Join(dir, "data"), addr: freeAddr(t),
+	s := &serveProc{t: t, bin: buildBinary(t), data: filepath.Join(dir, "data"), addr: freeAddr(t),
 		prefix: fmt.Sprintf("paddock-secrets-%d", os.Getpid()), key: "secrets-test-key-0123456789"}
 	if err := os.MkdirAll(s.data, 0o700); err != nil {
 		t.Fatal(err)

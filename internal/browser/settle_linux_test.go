@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
@@ -85,13 +84,7 @@ func newEnvWith(t testing.TB, o browser.Options, h http.Handler) *env {
 	requireChromium(t)
 	l := newLab(t, h)
 	st := l.stack(t)
-	var svc *browser.Service
-	e := testenv.New(t, testenv.Options{Network: st, API: func(e *testenv.Env, ao *api.Options) {
-		svc = browser.New(e.Manager, o)
-		e.Manager.SetBrowser(svc)
-		ao.Browser = svc
-	}})
-	t.Cleanup(svc.Close)
+	e := testenv.New(t, testenv.Options{Network: st, Browser: o})
 	st.Egress().SetSink(network.Events(e.Manager))
-	return &env{Env: e, lab: l, svc: svc, ctx: context.Background()}
+	return &env{Env: e, lab: l, svc: e.Stack.Browser, ctx: context.Background()}
 }

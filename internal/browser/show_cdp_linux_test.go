@@ -315,7 +315,7 @@ func TestShowREST(t *testing.T) {
 // A server without a browser service answers 501 on the browser routes.
 func TestBrowserRoutesWithoutService(t *testing.T) {
 	testenv.RequireRoot(t)
-	e := testenv.New(t, testenv.Options{})
+	e := testenv.New(t, testenv.Options{NoBrowser: true}) // testenv's stack otherwise has serve's
 	sb := e.Create(client.Spec{})
 	_, err := e.Client.BrowserNavigate(context.Background(), sb.ID, client.NavigateRequest{URL: "about:blank"})
 	var ce *client.Error

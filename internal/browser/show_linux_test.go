@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
@@ -85,15 +84,9 @@ func newEnv(t testing.TB, o browser.Options) *env {
 	requireChromium(t)
 	l := newLab(t, site())
 	st := l.stack(t)
-	var svc *browser.Service
-	e := testenv.New(t, testenv.Options{Network: st, API: func(e *testenv.Env, ao *api.Options) {
-		svc = browser.New(e.Manager, o) // the API serves it, as serve's does
-		e.Manager.SetBrowser(svc)
-		ao.Browser = svc
-	}})
-	t.Cleanup(svc.Close)
-	st.Egress().SetSink(network.Events(e.Manager)) // the proxy's decisions reach the audit log
-	return &env{Env: e, lab: l, svc: svc, ctx: context.Background()}
+	e := testenv.New(t, testenv.Options{Network: st, Browser: o}) // the stack's browser service, as serve's
+	st.Egress().SetSink(network.Events(e.Manager))                // the proxy's decisions reach the audit log
+	return &env{Env: e, lab: l, svc: e.Stack.Browser, ctx: context.Background()}
 }
 
 func (e *env) sandbox(t *testing.T, allow ...string) sandbox.Sandbox {

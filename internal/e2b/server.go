@@ -81,6 +81,7 @@ type Server struct {
 type Route struct {
 	Pattern string // "POST /sandboxes"; envd routes carry the E2b-Sandbox-Id header
 	Need    rights.Right
+	Open    bool // needs no right, only a credential (envd's health); else Need is set
 	Envd    bool // an envd route (authenticated by a sandbox's access token)
 	Stream  bool // a Connect server stream
 }

@@ -5,6 +5,7 @@ package harden
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -23,8 +24,10 @@ import (
 //     through (the kernel answers ENOSYS; tracers use it to skip a call).
 //  3. unshare/clone with CLONE_NEWUSER → EPERM.
 //  4. ioctl TIOCSTI / TIOCLINUX → EPERM (low 32 bits of cmd only).
-//  5. the syscalls of denyList → EPERM.
-//  6. everything else → ALLOW.
+//  5. socket/socketpair: families outside an allowlist → EAFNOSUPPORT, and
+//     netlink protocols outside a read-mostly allowlist → EPROTONOSUPPORT.
+//  6. the syscalls of denyList → EPERM.
+//  7. everything else → ALLOW.
 //
 // clone3 is allowed: its flags live in memory the filter cannot read, and
 // Go needs it for CLONE_INTO_CGROUP. The guest sets
@@ -46,7 +49,23 @@ const (
 	retAllow      = unix.SECCOMP_RET_ALLOW
 	retEPERM      = unix.SECCOMP_RET_ERRNO | (uint32(unix.EPERM) & unix.SECCOMP_RET_DATA)
 	retKill       = unix.SECCOMP_RET_KILL_PROCESS
+
+	retEAFNOSUPPORT    = unix.SECCOMP_RET_ERRNO | (uint32(unix.EAFNOSUPPORT) & unix.SECCOMP_RET_DATA)
+	retEPROTONOSUPPORT = unix.SECCOMP_RET_ERRNO | (uint32(unix.EPROTONOSUPPORT) & unix.SECCOMP_RET_DATA)
 )
+
+// allowedFamilies are the socket address families workloads may create:
+// local sockets, IPv4 and IPv6 (the netns and the egress policy decide
+// where they go). AF_NETLINK is allowed for allowedNetlink only.
+var allowedFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6}
+
+// allowedNetlink are the netlink protocols workloads may open.
+var allowedNetlink = []uint32{unix.NETLINK_ROUTE, unix.NETLINK_SOCK_DIAG}
+
+// AllowedSocketFamilies reports the allowlist, for docs and tests.
+func AllowedSocketFamilies() (families, netlink []uint32) {
+	return slices.Clone(allowedFamilies), slices.Clone(allowedNetlink)
+}
 
 // deniedCall is one entry of the deny-list, with the reason it is there
 // (docs/security-layers.md repeats these).
@@ -176,6 +195,14 @@ func buildProgram(a archInfo) ([]bpf.RawInstruction, error) {
 	if err != nil {
 		return nil, err
 	}
+	socket, err := need("socket")
+	if err != nil {
+		return nil, err
+	}
+	socketpair, err := need("socketpair")
+	if err != nil {
+		return nil, err
+	}
 
 	var p prog
 	p.ins(bpf.LoadAbsolute{Off: offArch, Size: 4})
@@ -187,6 +214,8 @@ func buildProgram(a archInfo) ([]bpf.RawInstruction, error) {
 	p.jump(bpf.JumpEqual, unshare, "newuser", "")
 	p.jump(bpf.JumpEqual, clone, "newuser", "")
 	p.jump(bpf.JumpEqual, ioctl, "ioctl", "")
+	p.jump(bpf.JumpEqual, socket, "socket", "")
+	p.jump(bpf.JumpEqual, socketpair, "socket", "")
 	for _, d := range denyList() {
 		if nr, ok := a.nr[d.name]; ok {
 			p.jump(bpf.JumpEqual, nr, "eperm", "")
@@ -213,6 +242,33 @@ func buildProgram(a archInfo) ([]bpf.RawInstruction, error) {
 	p.jump(bpf.JumpEqual, unix.TIOCSTI, "eperm", "")
 	p.jump(bpf.JumpEqual, unix.TIOCLINUX, "eperm", "allow")
 
+	// socket(domain, type, protocol) and socketpair(domain, ...): an
+	// allowlist of address families. Families are the classic route to
+	// kernel bugs reachable from an unprivileged user (AF_PACKET
+	// CVE-2016-8655 / CVE-2017-7308, AF_ALG CVE-2015-8970, AF_TIPC
+	// CVE-2021-43267, AF_RDS CVE-2010-3904, AF_CAN CVE-2021-3609,
+	// AF_XDP, AF_BLUETOOTH, AF_KEY ...), and AF_VSOCK is not
+	// network-namespaced at all: a sandbox with network "none" could bind
+	// vsock ports the host then cannot use, and talk to the hypervisor side
+	// outside any egress policy. domain is an int: the low word decides.
+	p.label("socket")
+	p.ins(bpf.LoadAbsolute{Off: offArgLow(0), Size: 4})
+	for _, fam := range allowedFamilies {
+		p.jump(bpf.JumpEqual, fam, "allow", "")
+	}
+	p.jump(bpf.JumpEqual, unix.AF_NETLINK, "netlink", "eafnosupport")
+	// Netlink: routing (read by ip, ss, getifaddrs, Chromium; changes need
+	// CAP_NET_ADMIN over a netns the sandbox does not own) and socket
+	// diagnostics (ss). Audit, netfilter, uevents, generic netlink (nl80211,
+	// taskstats ...) and the rest are refused: large kernel surfaces that
+	// no workload here needs.
+	p.label("netlink")
+	p.ins(bpf.LoadAbsolute{Off: offArgLow(2), Size: 4})
+	for _, proto := range allowedNetlink {
+		p.jump(bpf.JumpEqual, proto, "allow", "")
+	}
+	p.ins(bpf.RetConstant{Val: retEPROTONOSUPPORT})
+
 	if a.x32 {
 		// A still holds nr here.
 		p.label("x32")
@@ -223,6 +279,8 @@ func buildProgram(a archInfo) ([]bpf.RawInstruction, error) {
 	p.ins(bpf.RetConstant{Val: retAllow})
 	p.label("eperm")
 	p.ins(bpf.RetConstant{Val: retEPERM})
+	p.label("eafnosupport")
+	p.ins(bpf.RetConstant{Val: retEAFNOSUPPORT})
 	p.label("kill")
 	p.ins(bpf.RetConstant{Val: retKill})
 

@@ -14,6 +14,8 @@ func nativeArch() (archInfo, bool) {
 			"unshare":           unix.SYS_UNSHARE,
 			"clone":             unix.SYS_CLONE,
 			"ioctl":             unix.SYS_IOCTL,
+			"socket":            unix.SYS_SOCKET,
+			"socketpair":        unix.SYS_SOCKETPAIR,
 			"mount":             unix.SYS_MOUNT,
 			"umount2":           unix.SYS_UMOUNT2,
 			"pivot_root":        unix.SYS_PIVOT_ROOT,

@@ -317,6 +317,37 @@ func seccompScenarios() map[string]scenario {
 			}
 			return "", exec.Command("/bin/true").Run()
 		},
+		// socket(domain, type, protocol) from arg "domain:type:protocol";
+		// a socket that opens is closed at once.
+		"socket": func(env scenarioEnv) (string, error) {
+			var dom, typ, proto int
+			if _, err := fmt.Sscanf(env.arg, "%d:%d:%d", &dom, &typ, &proto); err != nil {
+				return "", fmt.Errorf("socket scenario arg %q: %w", env.arg, err)
+			}
+			if err := env.apply(); err != nil {
+				return "", err
+			}
+			fd, err := unix.Socket(dom, typ|unix.SOCK_CLOEXEC, proto)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return "", err
+		},
+		"socketpair": func(env scenarioEnv) (string, error) {
+			var dom, typ, proto int
+			if _, err := fmt.Sscanf(env.arg, "%d:%d:%d", &dom, &typ, &proto); err != nil {
+				return "", fmt.Errorf("socketpair scenario arg %q: %w", env.arg, err)
+			}
+			if err := env.apply(); err != nil {
+				return "", err
+			}
+			fds, err := unix.Socketpair(dom, typ|unix.SOCK_CLOEXEC, proto)
+			if err == nil {
+				unix.Close(fds[0])
+				unix.Close(fds[1])
+			}
+			return "", err
+		},
 		// nr -1 is let through for tracers; the kernel answers ENOSYS.
 		"nr-minus-one": func(env scenarioEnv) (string, error) {
 			if err := env.apply(); err != nil {
@@ -380,6 +411,87 @@ func TestSeccompDenies(t *testing.T) {
 			}
 			c := childSpec{scenario: tc.scenario, layers: layersSeccomp, arg: arg}
 			controlThenRestricted(t, c, tc.control, tc.restricted...)
+		})
+	}
+}
+
+// TestSeccompSocketFamilies: every refused address family and netlink
+// protocol opens natively (the positive control; as root) and is refused
+// under the filter; the allowed ones open both ways. A family the kernel
+// lacks answers EAFNOSUPPORT natively and is skipped.
+func TestSeccompSocketFamilies(t *testing.T) {
+	requireRoot(t)
+	sock := func(dom, typ, proto int) string { return fmt.Sprintf("%d:%d:%d", dom, typ, proto) }
+	refused := []struct {
+		name string
+		arg  string
+		want string
+	}{
+		{"AF_VSOCK stream", sock(unix.AF_VSOCK, unix.SOCK_STREAM, 0), "EAFNOSUPPORT"},
+		{"AF_PACKET raw", sock(unix.AF_PACKET, unix.SOCK_RAW, 0), "EAFNOSUPPORT"},
+		{"AF_PACKET dgram", sock(unix.AF_PACKET, unix.SOCK_DGRAM, 0), "EAFNOSUPPORT"},
+		{"AF_ALG", sock(unix.AF_ALG, unix.SOCK_SEQPACKET, 0), "EAFNOSUPPORT"},
+		{"AF_KEY", sock(unix.AF_KEY, unix.SOCK_RAW, 2 /* PF_KEY_V2 */), "EAFNOSUPPORT"},
+		{"AF_XDP", sock(unix.AF_XDP, unix.SOCK_RAW, 0), "EAFNOSUPPORT"},
+		{"AF_TIPC", sock(unix.AF_TIPC, unix.SOCK_RDM, 0), "EAFNOSUPPORT"},
+		{"AF_RDS", sock(unix.AF_RDS, unix.SOCK_SEQPACKET, 0), "EAFNOSUPPORT"},
+		{"AF_CAN", sock(unix.AF_CAN, unix.SOCK_RAW, 1 /* CAN_RAW */), "EAFNOSUPPORT"},
+		{"AF_BLUETOOTH", sock(unix.AF_BLUETOOTH, unix.SOCK_RAW, 0), "EAFNOSUPPORT"},
+		{"AF_PPPOX", sock(unix.AF_PPPOX, unix.SOCK_STREAM, 0), "EAFNOSUPPORT"},
+		{"AF_LLC", sock(unix.AF_LLC, unix.SOCK_DGRAM, 0), "EAFNOSUPPORT"},
+		{"AF_NFC", sock(unix.AF_NFC, unix.SOCK_SEQPACKET, 0), "EAFNOSUPPORT"},
+		{"AF_SMC", sock(unix.AF_SMC, unix.SOCK_STREAM, 0), "EAFNOSUPPORT"},
+		{"AF_QIPCRTR", sock(unix.AF_QIPCRTR, unix.SOCK_DGRAM, 0), "EAFNOSUPPORT"},
+		{"AF_VSOCK socketpair", "pair:" + sock(unix.AF_VSOCK, unix.SOCK_STREAM, 0), "EAFNOSUPPORT"},
+		{"netlink audit", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT), "EPROTONOSUPPORT"},
+		{"netlink netfilter", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_NETFILTER), "EPROTONOSUPPORT"},
+		{"netlink uevent", sock(unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT), "EPROTONOSUPPORT"},
+		{"netlink generic", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC), "EPROTONOSUPPORT"},
+		{"netlink xfrm", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_XFRM), "EPROTONOSUPPORT"},
+		{"netlink crypto", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_CRYPTO), "EPROTONOSUPPORT"},
+	}
+	for _, tc := range refused {
+		t.Run("refused "+tc.name, func(t *testing.T) {
+			scenario, arg := "socket", tc.arg
+			if rest, ok := strings.CutPrefix(arg, "pair:"); ok {
+				scenario, arg = "socketpair", rest
+			}
+			c := childSpec{scenario: scenario, arg: arg}
+			ctl := runChild(t, c)
+			switch {
+			case matches(ctl, "EAFNOSUPPORT", "EPROTONOSUPPORT", "ESOCKTNOSUPPORT", "EPROTOTYPE"):
+				t.Skipf("%s: the kernel lacks it natively (%s)", tc.name, ctl)
+			case scenario == "socketpair" && matches(ctl, "EOPNOTSUPP", "ENOTSUP"):
+				// socketpair is AF_UNIX-only natively; the filter must
+				// still refuse the family before the kernel looks.
+			case !matches(ctl, "ok"):
+				t.Fatalf("positive control %s: %s (%s)", tc.name, ctl, ctl.stderr)
+			}
+			c.layers = layersSeccomp
+			if res := runChild(t, c); !matches(res, tc.want) {
+				t.Fatalf("restricted %s: %s, want %s", tc.name, res, tc.want)
+			}
+		})
+	}
+	allowed := []struct{ name, scenario, arg string }{
+		{"AF_UNIX stream", "socket", sock(unix.AF_UNIX, unix.SOCK_STREAM, 0)},
+		{"AF_UNIX socketpair", "socketpair", sock(unix.AF_UNIX, unix.SOCK_STREAM, 0)},
+		{"AF_INET tcp", "socket", sock(unix.AF_INET, unix.SOCK_STREAM, 0)},
+		{"AF_INET udp", "socket", sock(unix.AF_INET, unix.SOCK_DGRAM, 0)},
+		{"AF_INET6 tcp", "socket", sock(unix.AF_INET6, unix.SOCK_STREAM, 0)},
+		{"AF_INET icmp (ping)", "socket", sock(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP)},
+		{"netlink route", "socket", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)},
+		{"netlink sock_diag", "socket", sock(unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG)},
+	}
+	for _, tc := range allowed {
+		t.Run("allowed "+tc.name, func(t *testing.T) {
+			c := childSpec{scenario: tc.scenario, arg: tc.arg}
+			ctl := runChild(t, c)
+			c.layers = layersSeccomp
+			res := runChild(t, c)
+			if ctl.String() != res.String() {
+				t.Fatalf("%s: natively %s, under the filter %s: the filter must not change it", tc.name, ctl, res)
+			}
 		})
 	}
 }
@@ -517,6 +629,15 @@ func TestProgramSemantics(t *testing.T) {
 		{"ioctl tioclinux", a.audit, nr["ioctl"], []uint64{0, unix.TIOCLINUX}, retEPERM},
 		{"ioctl tiocgwinsz", a.audit, nr["ioctl"], []uint64{0, unix.TIOCGWINSZ}, retAllow},
 		{"ioctl fd is tiocsti", a.audit, nr["ioctl"], []uint64{unix.TIOCSTI, 0}, retAllow},
+		{"socket unix", a.audit, nr["socket"], []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, retAllow},
+		{"socket inet6", a.audit, nr["socket"], []uint64{unix.AF_INET6, unix.SOCK_DGRAM}, retAllow},
+		{"socket vsock", a.audit, nr["socket"], []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, retEAFNOSUPPORT},
+		{"socket vsock high bits", a.audit, nr["socket"], []uint64{1<<32 | unix.AF_VSOCK}, retEAFNOSUPPORT},
+		{"socket inet with high bits", a.audit, nr["socket"], []uint64{1<<32 | unix.AF_INET}, retAllow},
+		{"socket packet", a.audit, nr["socket"], []uint64{unix.AF_PACKET, unix.SOCK_RAW}, retEAFNOSUPPORT},
+		{"socketpair vsock", a.audit, nr["socketpair"], []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, retEAFNOSUPPORT},
+		{"netlink route", a.audit, nr["socket"], []uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}, retAllow},
+		{"netlink audit", a.audit, nr["socket"], []uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT}, retEPROTONOSUPPORT},
 	}
 	if a.x32 {
 		tests = append(tests,

@@ -7,6 +7,7 @@ package hostile
 // the sandbox's user namespace, the strongest position a workload has.
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -310,5 +311,36 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// AF_VSOCK is not network-namespaced: a sandbox with network "none" bound
+// a vsock port the host then could not bind, and could talk to the
+// hypervisor side outside any egress policy. Refused by the seccomp
+// socket-family allowlist, for root and for user.
+func TestKernelVsock(t *testing.T) {
+	for _, user := range []string{"", "user"} {
+		t.Run("as "+cmp.Or(user, "root"), func(t *testing.T) {
+			runProbeCase(t, probeCase{op: "vsock-bind", args: []string{strconv.Itoa(41000 + len(user))}, user: user, wantErrno: "EAFNOSUPPORT"})
+		})
+	}
+}
+
+// Address families that only widen the kernel surface: AF_PACKET (raw
+// frames; CVE-2016-8655, CVE-2017-7308), AF_XDP, and netlink protocols
+// beyond routing and socket diagnostics (audit, netfilter, generic).
+func TestKernelSocketFamilies(t *testing.T) {
+	cases := []struct {
+		name, dom, typ, proto, want string
+	}{
+		{"AF_PACKET", strconv.Itoa(syscall.AF_PACKET), strconv.Itoa(syscall.SOCK_RAW), "0", "EAFNOSUPPORT"},
+		{"AF_XDP", "44", strconv.Itoa(syscall.SOCK_RAW), "0", "EAFNOSUPPORT"},
+		{"netlink audit", strconv.Itoa(syscall.AF_NETLINK), strconv.Itoa(syscall.SOCK_RAW), "9", "EPROTONOSUPPORT"},
+		{"netlink generic", strconv.Itoa(syscall.AF_NETLINK), strconv.Itoa(syscall.SOCK_RAW), "16", "EPROTONOSUPPORT"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runProbeCase(t, probeCase{op: "socket", args: []string{c.dom, c.typ, c.proto}, wantErrno: c.want})
+		})
 	}
 }

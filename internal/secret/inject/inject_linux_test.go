@@ -97,14 +97,10 @@ func newInjectEnv(t testing.TB, o ...testenv.Options) *injectEnv {
 		ie.mu.Unlock()
 		mgr.Decision(ctx, d)
 	}))
-	// The secrets' tables, on the stack's own database handle (as serve's
-	// migrations would have made them: one handle, so that writes queue
-	// in Go rather than in SQLite's busy waits).
+	// The secrets' tables are in the stack's own database (testenv's store
+	// has serve's migrations): one handle, so that writes queue in Go
+	// rather than in SQLite's busy waits.
 	db := e.Store
-	for _, m := range append(append([]store.Migration{}, secret.Migrations...), inject.Migrations...) {
-		_, err := db.SQL().Exec(m.SQL)
-		must(t, err)
-	}
 	key, err := secret.LoadKey(e.Data)
 	must(t, err)
 	ie.secrets, err = secret.NewStore(secret.Options{DB: db.SQL(), Key: key, Admit: e.Quotas.AdmitSecrets})
