@@ -164,14 +164,6 @@ func DecodeError(resp *http.Response) error {
 	return e.asErr()
 }
 
-func (e Error) asErr() error {
-	code := errs.Code(e.Code)
-	if code == "" {
-		code = errs.CodeInternal
-	}
-	return &errs.Error{Code: code, Msg: e.Message}
-}
-
 func unavailable(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()

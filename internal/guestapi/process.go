@@ -36,15 +36,6 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 )
 
-// Frame types of process streams (besides FrameStdout, FrameStderr,
-// FrameExit and FrameError).
-const (
-	FramePTY      byte = 't' // terminal output
-	FramePosition byte = 'p' // JSON Position
-	FrameStdin    byte = 'i' // host → guest: input bytes
-	FrameControl  byte = 'c' // host → guest: JSON Control
-)
-
 // AttachProtocol is the Upgrade token of an attach connection.
 const AttachProtocol = "paddock-attach/1"
 
