@@ -76,7 +76,7 @@ func Main() int {
 		return 1
 	}
 	unix.Close(setupFD)
-	srv := &http.Server{Handler: a.routes(), IdleTimeout: 5 * time.Minute, ErrorLog: nil}
+	srv := &http.Server{Handler: a.routes().mux, IdleTimeout: 5 * time.Minute, ErrorLog: nil}
 	err = srv.Serve(ln)
 	fmt.Fprintf(os.Stderr, "paddock-guest: serve: %v\n", err)
 	return 1
@@ -139,15 +139,15 @@ func (a *Agent) oomKills() int64 {
 	return a.cg.OOMKills()
 }
 
-func (a *Agent) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/health", a.handleHealth)
-	mux.HandleFunc("POST /v1/exec", a.handleExec)
-	a.fileRoutes(mux)
-	a.processRoutes(mux)
-	a.networkRoutes(mux)
-	a.browserRoutes(mux)
-	return mux
+func (a *Agent) routes() *routes {
+	m := newRoutes()
+	m.handle(guestapi.RouteHealth, unary(guestapi.MaxHead, a.health))
+	m.handle(guestapi.RouteExec, streamed(maxExecHead, a.exec))
+	a.networkRoutes(m)
+	a.fileRoutes(m)
+	a.processRoutes(m)
+	a.browserRoutes(m)
+	return m
 }
 
 // setupDirs are the descriptors that come with the Config.

@@ -9,9 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path"
 	"strings"
@@ -23,103 +21,77 @@ import (
 	"github.com/paddockhq/paddock/internal/guestapi"
 )
 
-func (f *fileServer) handleArchive(w http.ResponseWriter, r *http.Request) {
-	req, err := guestapi.ParseArchiveRequest(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := lookupUser(req.User)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (f *fileServer) archive(ctx context.Context, id identity, req guestapi.ArchiveRequest, ans *answer) error {
 	p, err := cleanPath(req.Path)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
-	if !f.acquire(w) {
-		return
+	// Open first, so a missing path is an ordinary error answer.
+	pfd, err := openAt(unix.AT_FDCWD, p, unix.O_PATH, 0, 0)
+	if err != nil {
+		return fileErr(p, err)
 	}
-	defer f.slots.Release()
-	err = asUser(id, func() error {
-		// Open first, so a missing path is an ordinary error answer.
-		pfd, err := openAt(unix.AT_FDCWD, p, unix.O_PATH, 0, 0)
-		if err != nil {
-			return fileErr(p, err)
-		}
-		defer unix.Close(pfd)
-		if err := guardProc(pfd, p); err != nil {
+	defer unix.Close(pfd)
+	if err := guardProc(pfd, p); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fileErr(p, err)
+	}
+	dirfd := -1
+	var single *os.File
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		if dirfd, err = openDir(p); err != nil {
 			return err
 		}
-		var st unix.Stat_t
-		if err := unix.Fstat(pfd, &st); err != nil {
-			return fileErr(p, err)
+		defer unix.Close(dirfd)
+	case unix.S_IFREG:
+		if single, st, err = openRegular(p); err != nil {
+			return err
 		}
-		dirfd := -1
-		var single *os.File
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFDIR:
-			if dirfd, err = openDir(p); err != nil {
-				return err
-			}
-			defer unix.Close(dirfd)
-		case unix.S_IFREG:
-			if single, st, err = openRegular(p); err != nil {
-				return err
-			}
-			defer single.Close()
-		default:
-			return notRegular(p, st.Mode)
-		}
-		ct := "application/x-tar"
-		if req.Gzip {
-			ct = "application/gzip"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.WriteHeader(http.StatusOK)
-		bw := bufio.NewWriterSize(w, 256<<10)
-		var out io.Writer = bw
-		var gz *gzip.Writer
-		if req.Gzip {
-			gz, _ = gzip.NewWriterLevel(bw, gzip.BestSpeed)
-			out = gz
-		}
-		a := &archiver{ctx: r.Context(), tw: tar.NewWriter(out), links: map[[2]uint64]string{}, buf: make([]byte, guestapi.CopyBufferSize)}
-		if dirfd >= 0 {
-			err = a.dir(dirfd, "", p, 0)
-		} else {
-			err = a.contents(single, path.Base(p), &st)
-		}
-		if err == nil {
-			err = a.tw.Close()
-		}
-		if err == nil && gz != nil {
-			err = gz.Close()
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		if err != nil {
-			f.logf("archive %s: %v", clip(p), err)
-			return errStreamCut
-		}
+		defer single.Close()
+	default:
+		return notRegular(p, st.Mode)
+	}
+	if err := ans.head(guestapi.Empty{}); err != nil {
 		return nil
-	})
-	if err == errStreamCut {
-		// The status is sent: cut the connection so the client sees an
-		// incomplete archive as an error, not as a shorter archive. (From
-		// this goroutine: fn may run on another one, as another user.)
-		panic(http.ErrAbortHandler)
+	}
+	// Data frames of up to 256 KiB: the buffer fills and goes out whole.
+	bw := bufio.NewWriterSize(guestapi.DataWriter{F: ans.fw}, 256<<10)
+	var out io.Writer = bw
+	var gz *gzip.Writer
+	if req.Gzip {
+		gz, _ = gzip.NewWriterLevel(bw, gzip.BestSpeed)
+		out = gz
+	}
+	a := &archiver{ctx: ctx, tw: tar.NewWriter(out), links: map[[2]uint64]string{}, buf: make([]byte, guestapi.CopyBufferSize)}
+	if dirfd >= 0 {
+		err = a.dir(dirfd, "", p, 0)
+	} else {
+		err = a.contents(single, path.Base(p), &st)
+	}
+	if err == nil {
+		err = a.tw.Close()
+	}
+	if err == nil && gz != nil {
+		err = gz.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
 	}
 	if err != nil {
-		writeError(w, err)
+		// The stream ends with the error: the host sees an incomplete
+		// archive as an error, never as a shorter archive.
+		f.logf("archive %s: %v", clip(p), err)
+		if errs.CodeOf(err) != errs.CodeInternal {
+			return err
+		}
+		return errs.Wrap(errs.CodeInternal, err, "%s: the archive could not be completed", clip(p))
 	}
+	return ans.end(guestapi.Empty{})
 }
-
-// errStreamCut reports a stream that failed after its status was sent.
-var errStreamCut = errors.New("stream cut short")
 
 // archiver writes a directory tree as tar. Symlinks are stored as links
 // (never followed), files seen before under another name as hardlinks;
@@ -276,32 +248,8 @@ func header(name string, typ byte, st *unix.Stat_t, size int64, link string) *ta
 	}
 }
 
-func (f *fileServer) handleExtract(w http.ResponseWriter, r *http.Request) {
-	req, err := guestapi.ParseExtractRequest(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := lookupUser(req.User)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if !f.acquire(w) {
-		return
-	}
-	defer f.slots.Release()
-	var res guestapi.ExtractResult
-	err = asUser(id, func() error {
-		var err error
-		res, err = extractArchive(r.Context(), req, r.Body)
-		return err
-	})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, res)
+func (f *fileServer) extract(ctx context.Context, id identity, req guestapi.ExtractRequest, body io.Reader) (guestapi.ExtractResult, error) {
+	return extractArchive(ctx, req, body)
 }
 
 // extractArchive unpacks body (tar, or gzip'd tar) into req.Path. A target

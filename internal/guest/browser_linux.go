@@ -82,12 +82,15 @@ type browserInst struct {
 	log   *ring
 }
 
-func (a *Agent) browserRoutes(mux *http.ServeMux) {
+// maxBrowserHead bounds a start request (arguments and preferences).
+const maxBrowserHead = 1 << 20
+
+func (a *Agent) browserRoutes(m *routes) {
 	b := &browserSup{a: a, tunnels: make(semaphore, browserTunnels), changed: make(chan struct{})}
-	mux.HandleFunc("POST /v1/browser/start", b.handleStart)
-	mux.HandleFunc("GET /v1/browser", b.handleInfo)
-	mux.HandleFunc("DELETE /v1/browser", b.handleStop)
-	mux.HandleFunc("GET /v1/browser/devtools", b.handleDevTools)
+	m.handle(guestapi.RouteBrowserStart, unary(maxBrowserHead, b.handleStart))
+	m.handle(guestapi.RouteBrowserStatus, unary(guestapi.MaxHead, b.handleInfo))
+	m.handle(guestapi.RouteBrowserStop, unary(guestapi.MaxHead, b.handleStop))
+	m.handle(guestapi.RouteBrowserDevTools, b.handleDevTools)
 }
 
 // notifyLocked wakes everyone waiting for a state change.
@@ -507,50 +510,38 @@ func (b *browserSup) stop() guestapi.BrowserInfo {
 
 // Handlers.
 
-func (b *browserSup) handleStart(w http.ResponseWriter, r *http.Request) {
-	var req guestapi.BrowserStartRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, errs.Invalid("malformed browser start request"))
-		return
-	}
-	info, err := b.start(r.Context(), req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, info)
+func (b *browserSup) handleStart(r *http.Request, req *guestapi.BrowserStartRequest) (guestapi.BrowserInfo, error) {
+	return b.start(r.Context(), *req)
 }
 
-func (b *browserSup) handleInfo(w http.ResponseWriter, r *http.Request) {
+func (b *browserSup) handleInfo(*http.Request, *guestapi.Empty) (guestapi.BrowserInfo, error) {
 	b.mu.Lock()
-	info := b.infoLocked()
-	b.mu.Unlock()
-	writeJSON(w, info)
+	defer b.mu.Unlock()
+	return b.infoLocked(), nil
 }
 
-func (b *browserSup) handleStop(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, b.stop())
+func (b *browserSup) handleStop(*http.Request, *guestapi.Empty) (guestapi.BrowserInfo, error) {
+	return b.stop(), nil
 }
 
 // handleDevTools relays the connection to the browser's DevTools port,
-// once upgraded. ?instance=N refuses another instance than N (the host's
-// session belongs to one).
+// once upgraded. An instance in the head refuses another instance than it
+// (the host's session belongs to one).
 func (b *browserSup) handleDevTools(w http.ResponseWriter, r *http.Request) {
-	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", guestapi.DevToolsProtocol) {
+	if !upgradable(r, guestapi.DevToolsProtocol) {
 		writeError(w, errs.Invalid("DevTools needs Connection: Upgrade and Upgrade: %s", guestapi.DevToolsProtocol))
 		return
 	}
-	want := 0
-	if s := r.URL.Query().Get("instance"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			writeError(w, errs.Invalid("instance must be a positive number"))
-			return
-		}
-		want = n
+	var req guestapi.DevToolsRequest
+	if err := guestapi.ReadHead(r.Body, guestapi.MaxHead, &req); err != nil {
+		writeError(w, err)
+		return
 	}
+	if req.Instance < 0 {
+		writeError(w, errs.Invalid("instance must be a positive number"))
+		return
+	}
+	want := req.Instance
 	b.mu.Lock()
 	inst := b.cur
 	b.mu.Unlock()
@@ -573,16 +564,12 @@ func (b *browserSup) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer up.Close()
-	conn, brw, err := http.NewResponseController(w).Hijack()
+	conn, brw, err := upgrade(w, guestapi.DevToolsProtocol)
 	if err != nil {
-		writeError(w, errs.Wrap(errs.CodeInternal, err, "cannot upgrade the connection"))
+		writeError(w, err)
 		return
 	}
 	defer conn.Close()
-	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + guestapi.DevToolsProtocol + "\r\n\r\n")
-	if err := brw.Flush(); err != nil {
-		return
-	}
 	relay(conn, brw.Reader, up)
 }
 

@@ -3,8 +3,6 @@
 package guest
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -148,32 +146,10 @@ func lookPath(name, pathVar, cwd string) (string, error) {
 	return "", errs.New(errs.CodeCommandNotFound, "command %q not found in PATH", name)
 }
 
-// frameWriter serialises frames from several goroutines onto one response.
-type frameWriter struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	fl  http.Flusher
-	err error
-}
-
-func (f *frameWriter) write(typ byte, p []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return f.err
-	}
-	if f.err = guestapi.WriteFrame(f.w, typ, p); f.err == nil {
-		if f.err = f.w.Flush(); f.err == nil && f.fl != nil {
-			f.fl.Flush()
-		}
-	}
-	return f.err
-}
-
 // capped forwards up to max bytes of one stream (0: all) and counts the rest.
 type capped struct {
 	typ       byte
-	out       *frameWriter
+	out       *guestapi.FrameWriter
 	max       int64
 	total     int64
 	truncated bool
@@ -200,7 +176,7 @@ func (c *capped) pump(r io.Reader, done *sync.WaitGroup) {
 			if len(chunk) > 0 {
 				// A dead client must not stop the drain: keep reading so the
 				// command never blocks on a full pipe.
-				_ = c.out.write(c.typ, chunk)
+				_ = c.out.Send(c.typ, chunk)
 			}
 		}
 		if err != nil {
@@ -209,52 +185,41 @@ func (c *capped) pump(r io.Reader, done *sync.WaitGroup) {
 	}
 }
 
-func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
+// maxExecHead bounds an exec request (its stdin may come inline, up to
+// the manager's 8 MiB, base64 in JSON).
+const maxExecHead = 32 << 20
+
+func (a *Agent) exec(r *http.Request, req *guestapi.ExecRequest, ans *answer) error {
 	if !a.execSlots.TryAcquire() {
-		writeError(w, errs.New(errs.CodeLimit, "too many concurrent commands in this sandbox"))
-		return
+		return errs.New(errs.CodeLimit, "too many concurrent commands in this sandbox")
 	}
 	defer a.execSlots.Release()
-
-	br := bufio.NewReaderSize(r.Body, 32<<10)
-	dec := json.NewDecoder(br)
-	var req guestapi.ExecRequest
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, errs.Invalid("malformed exec request"))
-		return
-	}
 	id, ok := identities[orDefault(req.User, guestapi.UserRoot)]
 	if !ok {
-		writeError(w, errs.Invalid("unknown user %q (use %q or %q)", req.User, guestapi.UserRoot, guestapi.UserUser))
-		return
+		return errs.Invalid("unknown user %q (use %q or %q)", req.User, guestapi.UserRoot, guestapi.UserUser)
 	}
 	if len(req.Argv) == 0 {
-		writeError(w, errs.Invalid("empty command"))
-		return
+		return errs.Invalid("empty command")
 	}
 	cwd, err := resolveCwd(req.Cwd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	env, pathVar := a.buildEnv(id, cwd, req.Env, false)
 	bin, err := lookPath(req.Argv[0], pathVar, cwd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		writeError(w, errs.Wrap(errs.CodeInternal, err, "pipe"))
-		return
+		return errs.Wrap(errs.CodeInternal, err, "pipe")
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
 		stdinW.Close()
-		writeError(w, errs.Wrap(errs.CodeInternal, err, "pipe"))
-		return
+		return errs.Wrap(errs.CodeInternal, err, "pipe")
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
@@ -262,8 +227,7 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 		stdinW.Close()
 		outR.Close()
 		outW.Close()
-		writeError(w, errs.Wrap(errs.CodeInternal, err, "pipe"))
-		return
+		return errs.Wrap(errs.CodeInternal, err, "pipe")
 	}
 	oomBefore := a.oomKills()
 	start := time.Now()
@@ -280,28 +244,21 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 		outR.Close()
 		errR.Close()
 		a.logf("exec %q: %v", req.Argv[0], err)
-		writeError(w, startErr(req.Argv[0], err))
-		return
+		return startErr(req.Argv[0], err)
 	}
 	defer a.procs.recycle(p)
 
 	if req.StdinStream {
-		_ = http.NewResponseController(w).EnableFullDuplex()
+		_ = http.NewResponseController(ans.w).EnableFullDuplex()
 	}
-	w.Header().Set("Content-Type", "application/x-paddock-frames")
-	w.WriteHeader(http.StatusOK)
-	fw := &frameWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	fw.fl, _ = w.(http.Flusher)
-	started, _ := json.Marshal(map[string]int{"pid": p.Pid})
-	_ = fw.write(guestapi.FrameStarted, started)
+	_ = ans.head(guestapi.ExecStarted{Pid: p.Pid})
+	fw := ans.fw
 
-	// Standard input.
+	// Standard input: the rest of the request's body, or the head's.
 	go func() {
 		defer stdinW.Close()
 		if req.StdinStream {
-			// The decoder may have read past the JSON head: those bytes
-			// are the start of stdin.
-			_, _ = io.Copy(stdinW, io.MultiReader(dec.Buffered(), br))
+			_, _ = io.Copy(stdinW, r.Body)
 		} else if len(req.Stdin) > 0 {
 			_, _ = stdinW.Write(req.Stdin)
 		}
@@ -360,8 +317,8 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 	if ws.Signaled() && ws.Signal() == syscall.SIGKILL && !timedOut && oomBefore >= 0 && a.oomKills() > oomBefore {
 		res.OOMKilled = true
 	}
-	b, _ := json.Marshal(res)
-	_ = fw.write(guestapi.FrameExit, b)
+	_ = ans.end(res)
+	return nil
 }
 
 // startErr words a failed spawn for the caller.

@@ -4,7 +4,6 @@ package guest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,60 +34,70 @@ func newFileServer(logf func(string, ...any)) *fileServer {
 	return &fileServer{logf: logf, slots: make(semaphore, 64), watches: make(semaphore, 16)}
 }
 
-// fileRoutes registers the files API on mux.
-func (a *Agent) fileRoutes(mux *http.ServeMux) { newFileServer(a.logf).register(mux) }
+// fileRoutes registers the files API.
+func (a *Agent) fileRoutes(m *routes) { newFileServer(a.logf).register(m) }
 
-func (f *fileServer) register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/files/read", f.handleRead)
-	mux.HandleFunc("PUT /v1/files/write", f.handleWrite)
-	mux.HandleFunc("POST /v1/files/stat", jsonOp(f, func(r *guestapi.StatRequest) string { return r.User }, f.stat))
-	mux.HandleFunc("POST /v1/files/list", f.handleList)
-	mux.HandleFunc("POST /v1/files/mkdir", jsonOp(f, func(r *guestapi.MkdirRequest) string { return r.User }, f.mkdir))
-	mux.HandleFunc("POST /v1/files/move", jsonOp(f, func(r *guestapi.MoveRequest) string { return r.User }, f.move))
-	mux.HandleFunc("POST /v1/files/remove", jsonOp(f, func(r *guestapi.RemoveRequest) string { return r.User }, f.remove))
-	mux.HandleFunc("POST /v1/files/edit", jsonOp(f, func(r *guestapi.EditRequest) string { return r.User }, f.edit))
-	mux.HandleFunc("POST /v1/files/find", jsonOp(f, func(r *guestapi.FindRequest) string { return r.User }, f.find))
-	mux.HandleFunc("POST /v1/files/search", jsonOp(f, func(r *guestapi.SearchRequest) string { return r.User }, f.search))
-	mux.HandleFunc("GET /v1/files/archive", f.handleArchive)
-	mux.HandleFunc("PUT /v1/files/archive", f.handleExtract)
-	mux.HandleFunc("GET /v1/files/watch", f.handleWatch)
+func (f *fileServer) register(m *routes) {
+	m.handle(guestapi.RouteFileRead, fileStream(f, guestapi.MaxHead, func(r *guestapi.ReadRequest) string { return r.User }, f.read))
+	m.handle(guestapi.RouteFileWrite, fileUpload(f, guestapi.MaxHead, func(r *guestapi.WriteRequest) string { return r.User }, f.write))
+	m.handle(guestapi.RouteFileStat, fileOp(f, guestapi.MaxHead, func(r *guestapi.StatRequest) string { return r.User }, f.stat))
+	m.handle(guestapi.RouteFileList, fileStream(f, guestapi.MaxHead, func(r *guestapi.ListRequest) string { return r.User }, f.sendList))
+	m.handle(guestapi.RouteFileMkdir, fileOp(f, guestapi.MaxHead, func(r *guestapi.MkdirRequest) string { return r.User }, f.mkdir))
+	m.handle(guestapi.RouteFileMove, fileOp(f, guestapi.MaxHead, func(r *guestapi.MoveRequest) string { return r.User }, f.move))
+	m.handle(guestapi.RouteFileRemove, fileOp(f, guestapi.MaxHead, func(r *guestapi.RemoveRequest) string { return r.User }, f.remove))
+	m.handle(guestapi.RouteFileEdit, fileOp(f, maxEditHead, func(r *guestapi.EditRequest) string { return r.User }, f.edit))
+	m.handle(guestapi.RouteFileFind, fileOp(f, guestapi.MaxHead, func(r *guestapi.FindRequest) string { return r.User }, f.find))
+	m.handle(guestapi.RouteFileSearch, fileOp(f, guestapi.MaxHead, func(r *guestapi.SearchRequest) string { return r.User }, f.search))
+	m.handle(guestapi.RouteFileArchive, fileStream(f, guestapi.MaxHead, func(r *guestapi.ArchiveRequest) string { return r.User }, f.archive))
+	m.handle(guestapi.RouteFileExtract, fileUpload(f, guestapi.MaxHead, func(r *guestapi.ExtractRequest) string { return r.User }, f.extract))
+	m.handle(guestapi.RouteFileWatch, f.watchRoute())
 }
 
-// maxFileJSON bounds a JSON request to the file service (an edit carries
-// file content).
-const maxFileJSON = 2*guestapi.MaxEditBytes + 64<<10
+// maxEditHead bounds an edit request (it carries file content).
+const maxEditHead = 2*guestapi.MaxEditBytes + 64<<10
 
-// jsonOp adapts op to a handler: decode, run as the request's user, answer.
-func jsonOp[Req, Res any](f *fileServer, user func(*Req) string, op func(ctx context.Context, id identity, r Req) (Res, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var req Req
-		dec := json.NewDecoder(io.LimitReader(r.Body, maxFileJSON))
-		if err := dec.Decode(&req); err != nil {
-			writeError(w, errs.Invalid("malformed file request"))
-			return
-		}
-		id, err := lookupUser(user(&req))
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		if !f.acquire(w) {
-			return
-		}
-		defer f.slots.Release()
+// fileOp adapts op to a unary route: the head, a file slot, op run as the
+// request's user.
+func fileOp[Req, Res any](f *fileServer, maxHead int, user func(*Req) string, op func(ctx context.Context, id identity, req Req) (Res, error)) http.HandlerFunc {
+	return fileUpload(f, maxHead, user, func(ctx context.Context, id identity, req Req, _ io.Reader) (Res, error) {
+		return op(ctx, id, req)
+	})
+}
+
+// fileUpload is fileOp for a route that takes a body.
+func fileUpload[Req, Res any](f *fileServer, maxHead int, user func(*Req) string, op func(ctx context.Context, id identity, req Req, body io.Reader) (Res, error)) http.HandlerFunc {
+	return unary(maxHead, func(r *http.Request, req *Req) (Res, error) {
 		var res Res
-		err = asUser(id, func() error {
+		err := f.as(user(req), func(id identity) error {
 			var err error
-			res, err = op(r.Context(), id, req)
+			res, err = op(r.Context(), id, *req, r.Body)
 			return err
 		})
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, res)
-	}
+		return res, err
+	})
 }
+
+// fileStream is fileOp for a route whose answer is a stream.
+func fileStream[Req any](f *fileServer, maxHead int, user func(*Req) string, op func(ctx context.Context, id identity, req Req, a *answer) error) http.HandlerFunc {
+	return streamed(maxHead, func(r *http.Request, req *Req, a *answer) error {
+		return f.as(user(req), func(id identity) error { return op(r.Context(), id, *req, a) })
+	})
+}
+
+// as runs fn with a file slot, as the named user.
+func (f *fileServer) as(name string, fn func(id identity) error) error {
+	id, err := lookupUser(name)
+	if err != nil {
+		return err
+	}
+	if !f.slots.TryAcquire() {
+		return errBusy
+	}
+	defer f.slots.Release()
+	return asUser(id, func() error { return fn(id) })
+}
+
+var errBusy = errs.New(errs.CodeLimit, "too many concurrent file operations in this sandbox")
 
 func lookupUser(name string) (identity, error) {
 	id, ok := identities[orDefault(name, guestapi.UserRoot)]
@@ -209,12 +218,3 @@ func fileErr(p string, err error) error {
 
 // cleanPath validates a request path (see guestapi.CleanPath).
 func cleanPath(p string) (string, error) { return guestapi.CleanPath(p) }
-
-// acquire takes a file slot for a streaming handler.
-func (f *fileServer) acquire(w http.ResponseWriter) bool {
-	if !f.slots.TryAcquire() {
-		writeError(w, errs.New(errs.CodeLimit, "too many concurrent file operations in this sandbox"))
-		return false
-	}
-	return true
-}

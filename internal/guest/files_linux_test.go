@@ -45,9 +45,9 @@ func startFiles(t testing.TB) *guestapi.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	newFileServer(func(f string, a ...any) { t.Logf(f, a...) }).register(mux)
-	srv := &http.Server{Handler: mux}
+	m := newRoutes()
+	newFileServer(func(f string, a ...any) { t.Logf(f, a...) }).register(m)
+	srv := &http.Server{Handler: m.mux}
 	go srv.Serve(ln)
 	c := guestapi.NewClient(filepath.Join(dir, "s"))
 	t.Cleanup(func() { c.Close(); srv.Close() })

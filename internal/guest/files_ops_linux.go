@@ -4,12 +4,8 @@ package guest
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"path"
 	goruntime "runtime"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -48,40 +44,28 @@ func (f *fileServer) stat(ctx context.Context, id identity, r guestapi.StatReque
 	return fi, err
 }
 
-// handleList answers with a hand-encoded listing (see guestapi.AppendJSON)
-// and its size in headers, so the host can pass it on without decoding.
-func (f *fileServer) handleList(w http.ResponseWriter, r *http.Request) {
-	var req guestapi.ListRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req); err != nil {
-		writeError(w, errs.Invalid("malformed file request"))
-		return
-	}
-	id, err := lookupUser(req.User)
+// sendList answers with a hand-encoded listing (see guestapi.AppendJSON)
+// in data frames, its size in the head, so the host can pass it on
+// without decoding.
+func (f *fileServer) sendList(ctx context.Context, id identity, req guestapi.ListRequest, a *answer) error {
+	res, err := f.list(ctx, id, req)
 	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if !f.acquire(w) {
-		return
-	}
-	defer f.slots.Release()
-	var res guestapi.ListResult
-	err = asUser(id, func() error {
-		var err error
-		res, err = f.list(r.Context(), id, req)
 		return err
-	})
-	if err != nil {
-		writeError(w, err)
-		return
 	}
-	b := res.AppendJSON(make([]byte, 0, 160*len(res.Entries)+64))
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set(guestapi.HeaderEntries, strconv.Itoa(len(res.Entries)))
-	h.Set(guestapi.HeaderTruncated, strconv.FormatBool(res.Truncated))
-	_, _ = w.Write(b)
+	const hl = guestapi.FrameHeaderLen
+	b := res.AppendJSON(make([]byte, hl, hl+160*len(res.Entries)+64))
+	if err := a.head(guestapi.ListInfo{Entries: len(res.Entries), Truncated: res.Truncated}); err != nil {
+		return nil
+	}
+	// In place: each frame's header overwrites the end of the previous
+	// frame's payload, already sent.
+	for off := 0; off < len(b)-hl; off += guestapi.MaxFrame {
+		end := min(off+hl+guestapi.MaxFrame, len(b))
+		if err := a.fw.SendOwned(guestapi.FrameData, b[off:end]); err != nil {
+			return nil
+		}
+	}
+	return a.end(guestapi.Empty{})
 }
 
 func (f *fileServer) list(ctx context.Context, id identity, r guestapi.ListRequest) (guestapi.ListResult, error) {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path"
 	"strconv"
@@ -70,82 +69,58 @@ func notRegular(p string, mode uint32) error {
 	return errs.Invalid("%s is %s, not a regular file; only regular files can be read", clip(p), kindOf(mode))
 }
 
-func (f *fileServer) handleRead(w http.ResponseWriter, r *http.Request) {
-	req, err := guestapi.ParseReadRequest(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := lookupUser(req.User)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (f *fileServer) read(ctx context.Context, id identity, req guestapi.ReadRequest, a *answer) error {
 	p, err := cleanPath(req.Path)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if req.Offset < 0 || req.Suffix < 0 {
-		writeError(w, errs.Invalid("offset and suffix must not be negative"))
-		return
+		return errs.Invalid("offset and suffix must not be negative")
 	}
-	if !f.acquire(w) {
-		return
-	}
-	defer f.slots.Release()
-	err = asUser(id, func() error {
-		file, st, err := openRegular(p)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		off, n := req.Offset, req.Length
-		if st.Size == 0 && pseudoFS(int(file.Fd())) {
-			return readPseudo(w, file, p, &st, req)
-		}
-		if req.Suffix > 0 {
-			off = max(st.Size-req.Suffix, 0)
-			n = st.Size - off
-		}
-		if off > st.Size {
-			w.Header().Set(guestapi.HeaderSize, strconv.FormatInt(st.Size, 10))
-			code := errs.Invalid("offset %d is past the end of %s (%d bytes)", off, clip(p), st.Size)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
-			writeJSON(w, guestapi.Error{Code: string(code.Code), Message: code.Msg})
-			return nil
-		}
-		if n <= 0 || n > st.Size-off {
-			n = st.Size - off
-		}
-		h := w.Header()
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Length", strconv.FormatInt(n, 10))
-		h.Set(guestapi.HeaderSize, strconv.FormatInt(st.Size, 10))
-		h.Set(guestapi.HeaderOffset, strconv.FormatInt(off, 10))
-		h.Set(guestapi.HeaderMode, modeString(st.Mode))
-		h.Set(guestapi.HeaderMTime, time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC().Format(time.RFC3339Nano))
-		w.WriteHeader(http.StatusOK)
-		// Headers are out: a failure from here on can only cut the body
-		// short, which the client sees against Content-Length.
-		if _, err := copyOut(w, file, off, n); err != nil {
-			f.logf("read %s: %v", clip(p), err)
-		}
-		return nil
-	})
+	file, st, err := openRegular(p)
 	if err != nil {
-		writeError(w, err)
+		return err
 	}
+	defer file.Close()
+	if st.Size == 0 && pseudoFS(int(file.Fd())) {
+		return readPseudo(a, file, p, &st, req)
+	}
+	off, n := req.Offset, req.Length
+	if req.Suffix > 0 {
+		off = max(st.Size-req.Suffix, 0)
+		n = st.Size - off
+	}
+	if off > st.Size {
+		return &guestapi.RangeError{Size: st.Size, Err: errs.Invalid("offset %d is past the end of %s (%d bytes)", off, clip(p), st.Size)}
+	}
+	if n <= 0 || n > st.Size-off {
+		n = st.Size - off
+	}
+	if err := a.head(readInfo(&st, off, n)); err != nil {
+		return nil // the host is gone
+	}
+	if err := sendFile(a.fw, file, off, n); err != nil {
+		f.logf("read %s: %v", clip(p), err)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return errs.New(errs.CodeConflict, "%s shrank while it was read", clip(p))
+		}
+		return fileErr(p, err)
+	}
+	return a.end(guestapi.Empty{})
+}
+
+func readInfo(st *unix.Stat_t, off, n int64) guestapi.ReadInfo {
+	return guestapi.ReadInfo{Size: st.Size, Offset: off, Length: n, Mode: modeString(st.Mode),
+		MTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC()}
 }
 
 // maxPseudoRead bounds a read of a /proc or /sys file, whose size is
 // unknown (stat reports 0).
 const maxPseudoRead = 16 << 20
 
-// readPseudo streams a /proc or /sys file to its end (chunked: the length
-// is known only afterwards).
-func readPseudo(w http.ResponseWriter, file *os.File, p string, st *unix.Stat_t, req guestapi.ReadRequest) error {
+// readPseudo streams a /proc or /sys file to its end (its length is known
+// only then).
+func readPseudo(a *answer, file *os.File, p string, st *unix.Stat_t, req guestapi.ReadRequest) error {
 	if req.Suffix > 0 {
 		return errs.Invalid("%s has no known size; a suffix range cannot be read", clip(p))
 	}
@@ -153,80 +128,56 @@ func readPseudo(w http.ResponseWriter, file *os.File, p string, st *unix.Stat_t,
 	if req.Length > 0 {
 		limit = min(req.Length, limit)
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set(guestapi.HeaderSize, "-1")
-	h.Set(guestapi.HeaderOffset, strconv.FormatInt(req.Offset, 10))
-	h.Set(guestapi.HeaderMode, modeString(st.Mode))
-	h.Set(guestapi.HeaderMTime, time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC().Format(time.RFC3339Nano))
-	w.WriteHeader(http.StatusOK)
-	buf := make([]byte, 64<<10)
+	info := readInfo(st, req.Offset, -1)
+	info.Size = -1
+	if err := a.head(info); err != nil {
+		return nil
+	}
+	buf := make([]byte, guestapi.FrameHeaderLen+64<<10)
 	off, done := req.Offset, int64(0)
 	for done < limit {
-		k, err := file.ReadAt(buf[:min(int64(len(buf)), limit-done)], off)
+		k, err := file.ReadAt(buf[guestapi.FrameHeaderLen:guestapi.FrameHeaderLen+min(int64(len(buf)-guestapi.FrameHeaderLen), limit-done)], off)
 		if k > 0 {
-			if _, werr := w.Write(buf[:k]); werr != nil {
+			if a.fw.SendOwned(guestapi.FrameData, buf[:guestapi.FrameHeaderLen+k]) != nil {
 				return nil
 			}
 			off += int64(k)
 			done += int64(k)
 		}
 		if err != nil {
-			return nil
+			break // the end, or a read error: what was read is the content
+		}
+	}
+	return a.end(guestapi.Empty{})
+}
+
+// sendFile sends n bytes of file from off as data frames of up to a
+// megabyte, each read into the buffer that is then written whole.
+func sendFile(fw *guestapi.FrameWriter, file *os.File, off, n int64) error {
+	const hl = guestapi.FrameHeaderLen
+	buf := make([]byte, hl+min(n, guestapi.CopyBufferSize))
+	var done int64
+	for done < n {
+		k := min(int64(len(buf)-hl), n-done)
+		m, err := file.ReadAt(buf[hl:hl+k], off+done)
+		if m > 0 {
+			if werr := fw.SendOwned(guestapi.FrameData, buf[:hl+m]); werr != nil {
+				return werr
+			}
+			done += int64(m)
+		}
+		if err == io.EOF && done < n {
+			return io.ErrUnexpectedEOF // the file shrank
+		}
+		if err != nil && err != io.EOF {
+			return err
 		}
 	}
 	return nil
 }
 
-// copyOut sends n bytes of file from off to w in large chunks.
-func copyOut(w io.Writer, file *os.File, off, n int64) (int64, error) {
-	buf := make([]byte, min(n, guestapi.CopyBufferSize))
-	var done int64
-	for done < n {
-		k := min(int64(len(buf)), n-done)
-		m, err := file.ReadAt(buf[:k], off+done)
-		if m > 0 {
-			if _, werr := w.Write(buf[:m]); werr != nil {
-				return done, werr
-			}
-			done += int64(m)
-		}
-		if err == io.EOF {
-			return done, io.ErrUnexpectedEOF // the file shrank
-		}
-		if err != nil {
-			return done, err
-		}
-	}
-	return done, nil
-}
-
-func (f *fileServer) handleWrite(w http.ResponseWriter, r *http.Request) {
-	req, err := guestapi.ParseWriteRequest(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := lookupUser(req.User)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if !f.acquire(w) {
-		return
-	}
-	defer f.slots.Release()
-	var fi guestapi.FileInfo
-	err = asUser(id, func() error {
-		var err error
-		fi, err = writeFile(id, req, r.Body)
-		return err
-	})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, fi)
+func (f *fileServer) write(ctx context.Context, id identity, req guestapi.WriteRequest, body io.Reader) (guestapi.FileInfo, error) {
+	return writeFile(id, req, body)
 }
 
 // writeFile writes body to req.Path atomically: a temporary file in the

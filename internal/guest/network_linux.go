@@ -3,7 +3,6 @@
 package guest
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -34,8 +33,13 @@ const (
 	maxNetFileBytes = 1 << 20
 )
 
-func (a *Agent) networkRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("PUT /v1/network", a.handleNetwork)
+// maxNetworkHead bounds a network change (a CA bundle is its largest part).
+const maxNetworkHead = 4 << 20
+
+func (a *Agent) networkRoutes(m *routes) {
+	m.handle(guestapi.RouteNetwork, unary(maxNetworkHead, func(_ *http.Request, cfg *guestapi.NetworkConfig) (guestapi.Empty, error) {
+		return guestapi.Empty{}, a.applyNetwork(*cfg)
+	}))
 }
 
 // sandboxEnv is the sandbox-wide environment: the Config's, as changed by
@@ -45,21 +49,6 @@ func (a *Agent) sandboxEnv() map[string]string {
 		return *m
 	}
 	return a.cfg.Env
-}
-
-func (a *Agent) handleNetwork(w http.ResponseWriter, r *http.Request) {
-	var cfg guestapi.NetworkConfig
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		writeError(w, errs.Invalid("malformed network config: %v", err))
-		return
-	}
-	if err := a.applyNetwork(cfg); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (a *Agent) applyNetwork(cfg guestapi.NetworkConfig) error {

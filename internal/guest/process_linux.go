@@ -3,7 +3,6 @@
 package guest
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -73,19 +72,19 @@ type outStream struct {
 	ring  *ring
 }
 
-func (a *Agent) processRoutes(mux *http.ServeMux) {
+func (a *Agent) processRoutes(m *routes) {
 	g := &procRegistry{a: a, readers: make(semaphore, guestapi.MaxProcessReaders)}
-	mux.HandleFunc("POST /v1/processes", g.handleStart)
-	mux.HandleFunc("GET /v1/processes", g.handleList)
-	mux.HandleFunc("GET /v1/processes/{ref}", g.handleGet)
-	mux.HandleFunc("DELETE /v1/processes/{ref}", g.handleKill)
-	mux.HandleFunc("GET /v1/processes/{ref}/output", g.handleOutput)
-	mux.HandleFunc("GET /v1/processes/{ref}/attach", g.handleAttach)
-	mux.HandleFunc("POST /v1/processes/{ref}/stdin", g.handleStdin)
-	mux.HandleFunc("POST /v1/processes/{ref}/close-stdin", g.handleCloseStdin)
-	mux.HandleFunc("POST /v1/processes/{ref}/signal", g.handleSignal)
-	mux.HandleFunc("POST /v1/processes/{ref}/resize", g.handleResize)
-	mux.HandleFunc("POST /v1/processes/{ref}/wait", g.handleWait)
+	m.handle(guestapi.RouteProcStart, unary(maxStartHead, g.handleStart))
+	m.handle(guestapi.RouteProcList, unary(guestapi.MaxHead, g.handleList))
+	m.handle(guestapi.RouteProcGet, unary(guestapi.MaxHead, g.handleGet))
+	m.handle(guestapi.RouteProcKill, unary(guestapi.MaxHead, g.handleKill))
+	m.handle(guestapi.RouteProcOutput, streamed(guestapi.MaxHead, g.handleOutput))
+	m.handle(guestapi.RouteProcAttach, g.handleAttach)
+	m.handle(guestapi.RouteProcStdin, unary(guestapi.MaxHead, g.handleStdin))
+	m.handle(guestapi.RouteProcCloseStdin, unary(guestapi.MaxHead, g.handleCloseStdin))
+	m.handle(guestapi.RouteProcSignal, unary(guestapi.MaxHead, g.handleSignal))
+	m.handle(guestapi.RouteProcResize, unary(guestapi.MaxHead, g.handleResize))
+	m.handle(guestapi.RouteProcWait, unary(guestapi.MaxHead, g.handleWait))
 }
 
 // start validates req, then spawns the process with its pipes or terminal.
@@ -695,131 +694,87 @@ func (bp *bgProc) wait(stop <-chan struct{}, d time.Duration) {
 
 // Handlers.
 
-const maxStartBody = 4 << 20
+// maxStartHead bounds a start request (argv and environment).
+const maxStartHead = 4 << 20
 
-func (g *procRegistry) handleStart(w http.ResponseWriter, r *http.Request) {
-	var req guestapi.ProcessStartRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxStartBody)).Decode(&req); err != nil {
-		writeError(w, errs.Invalid("malformed process request"))
-		return
-	}
-	bp, err := g.start(req)
+func (g *procRegistry) handleStart(_ *http.Request, req *guestapi.ProcessStartRequest) (guestapi.ProcessInfo, error) {
+	bp, err := g.start(*req)
 	if err != nil {
-		writeError(w, err)
-		return
+		return guestapi.ProcessInfo{}, err
 	}
-	writeJSON(w, bp.info())
+	return bp.info(), nil
 }
 
-func (g *procRegistry) handleList(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string]any{"processes": g.list()})
+func (g *procRegistry) handleList(*http.Request, *guestapi.Empty) (guestapi.ProcList, error) {
+	return guestapi.ProcList{Processes: g.list()}, nil
 }
 
-// withProc resolves {ref} or answers the error.
-func (g *procRegistry) withProc(w http.ResponseWriter, r *http.Request) *bgProc {
-	bp, err := g.find(r.PathValue("ref"))
+func (g *procRegistry) handleGet(_ *http.Request, req *guestapi.ProcRequest) (guestapi.ProcessInfo, error) {
+	bp, err := g.find(req.Ref)
 	if err != nil {
-		writeError(w, err)
-		return nil
+		return guestapi.ProcessInfo{}, err
 	}
-	return bp
+	return bp.info(), nil
 }
 
-func (g *procRegistry) handleGet(w http.ResponseWriter, r *http.Request) {
-	if bp := g.withProc(w, r); bp != nil {
-		writeJSON(w, bp.info())
+func (g *procRegistry) handleKill(_ *http.Request, req *guestapi.ProcRequest) (guestapi.ProcessInfo, error) {
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		return guestapi.ProcessInfo{}, err
 	}
+	bp.kill()
+	return bp.info(), nil
 }
 
-func (g *procRegistry) handleKill(w http.ResponseWriter, r *http.Request) {
-	if bp := g.withProc(w, r); bp != nil {
-		bp.kill()
-		writeJSON(w, bp.info())
-	}
-}
-
-func (g *procRegistry) handleStdin(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
+func (g *procRegistry) handleStdin(r *http.Request, req *guestapi.ProcRequest) (guestapi.StdinResult, error) {
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		return guestapi.StdinResult{}, err
 	}
 	n, err := bp.writeStdin(r.Context().Done(), r.Body)
+	return guestapi.StdinResult{Bytes: n}, err
+}
+
+func (g *procRegistry) handleCloseStdin(_ *http.Request, req *guestapi.ProcRequest) (guestapi.Empty, error) {
+	bp, err := g.find(req.Ref)
 	if err != nil {
-		writeError(w, err)
-		return
+		return guestapi.Empty{}, err
 	}
-	writeJSON(w, guestapi.StdinResult{Bytes: n})
+	return guestapi.Empty{}, bp.closeStdin()
 }
 
-func (g *procRegistry) handleCloseStdin(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
-	}
-	if err := bp.closeStdin(); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, map[string]bool{"ok": true})
-}
-
-func (g *procRegistry) handleSignal(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
-	}
-	var req guestapi.SignalRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req); err != nil {
-		writeError(w, errs.Invalid("malformed signal request"))
-		return
+func (g *procRegistry) handleSignal(_ *http.Request, req *guestapi.ProcSignalRequest) (guestapi.SignalResult, error) {
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		return guestapi.SignalResult{}, err
 	}
 	sig, err := guestapi.ParseSignal(req.Signal)
 	if err != nil {
-		writeError(w, err)
-		return
+		return guestapi.SignalResult{}, err
 	}
 	n, err := bp.signal(syscall.Signal(sig), req.Tree)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, guestapi.SignalResult{Signalled: n})
+	return guestapi.SignalResult{Signalled: n}, err
 }
 
-func (g *procRegistry) handleResize(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
+func (g *procRegistry) handleResize(_ *http.Request, req *guestapi.ProcResizeRequest) (guestapi.Empty, error) {
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		return guestapi.Empty{}, err
 	}
-	var sz guestapi.PTYSize
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&sz); err != nil {
-		writeError(w, errs.Invalid("malformed resize request"))
-		return
-	}
-	if err := bp.resize(sz); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, map[string]bool{"ok": true})
+	return guestapi.Empty{}, bp.resize(req.PTYSize)
 }
 
 // maxWait bounds one wait; callers loop for longer.
 const maxWait = time.Hour
 
-func (g *procRegistry) handleWait(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
+func (g *procRegistry) handleWait(r *http.Request, req *guestapi.ProcWaitRequest) (guestapi.ProcessInfo, error) {
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		return guestapi.ProcessInfo{}, err
 	}
-	d := 30 * time.Second
-	if s := r.URL.Query().Get("timeout_ms"); s != "" {
-		ms, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || ms < 0 || ms > maxWait.Milliseconds() {
-			writeError(w, errs.Invalid("timeout_ms must be 0..%d", maxWait.Milliseconds()))
-			return
-		}
-		d = time.Duration(ms) * time.Millisecond
+	if req.TimeoutMs < 0 || req.TimeoutMs > maxWait.Milliseconds() {
+		return guestapi.ProcessInfo{}, errs.Invalid("timeout_ms must be 0..%d", maxWait.Milliseconds())
 	}
-	bp.wait(r.Context().Done(), d)
-	writeJSON(w, bp.info())
+	bp.wait(r.Context().Done(), time.Duration(req.TimeoutMs)*time.Millisecond)
+	return bp.info(), nil
 }

@@ -3,12 +3,9 @@
 package guest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
-	"strings"
 	"syscall"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -19,7 +16,7 @@ import (
 // (follow unset) or the process has exited and its output drained (follow
 // set), then a FrameExit with the process's state. A reader slower than
 // the process loses the bytes the ring overwrote, and is told how many.
-func (bp *bgProc) streamOut(ctx context.Context, from guestapi.From, follow bool, fw *frameWriter) error {
+func (bp *bgProc) streamOut(ctx context.Context, from guestapi.From, follow bool, fw *guestapi.FrameWriter) error {
 	offs := make([]int64, len(bp.streams))
 	bp.mu.Lock()
 	pos := make([]guestapi.Position, len(bp.streams))
@@ -30,7 +27,7 @@ func (bp *bgProc) streamOut(ctx context.Context, from guestapi.From, follow bool
 	}
 	bp.mu.Unlock()
 	for _, p := range pos {
-		if err := fw.writeJSON(guestapi.FramePosition, p); err != nil {
+		if err := fw.SendJSON(guestapi.FramePosition, p); err != nil {
 			return err
 		}
 	}
@@ -81,64 +78,58 @@ func (bp *bgProc) streamOut(ctx context.Context, from guestapi.From, follow bool
 		bp.mu.Unlock()
 		var err error
 		if gap != nil {
-			err = fw.writeJSON(guestapi.FramePosition, *gap)
+			err = fw.SendJSON(guestapi.FramePosition, *gap)
 		} else {
-			err = fw.write(typ, buf[:n])
+			err = fw.Send(typ, buf[:n])
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return fw.writeJSON(guestapi.FrameExit, bp.info())
+	return fw.SendJSON(guestapi.FrameExit, bp.info())
 }
 
 var errLimitReaders = errs.New(errs.CodeLimit, "too many output streams and terminals open on this sandbox's processes (at most %d)", guestapi.MaxProcessReaders)
 
-func (f *frameWriter) writeJSON(typ byte, v any) error {
-	b, err := json.Marshal(v)
+func (g *procRegistry) handleOutput(r *http.Request, req *guestapi.ProcOutputRequest, a *answer) error {
+	bp, err := g.find(req.Ref)
 	if err != nil {
 		return err
 	}
-	return f.write(typ, b)
-}
-
-func (g *procRegistry) handleOutput(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
-	}
-	q := r.URL.Query()
-	from, err := guestapi.ParseFrom(q.Get("from"))
+	from, err := guestapi.ParseFrom(req.From)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
-	follow := q.Get("follow") == "1" || q.Get("follow") == "true"
 	if !g.readers.TryAcquire() {
-		writeError(w, errLimitReaders)
-		return
+		return errLimitReaders
 	}
 	defer g.readers.Release()
-	w.Header().Set("Content-Type", "application/x-paddock-frames")
-	w.WriteHeader(http.StatusOK)
-	fw := &frameWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	fw.fl, _ = w.(http.Flusher)
-	_ = bp.streamOut(r.Context(), from, follow, fw)
+	if err := a.head(guestapi.Empty{}); err != nil {
+		return nil
+	}
+	_ = bp.streamOut(r.Context(), from, req.Follow, a.fw)
+	return nil
 }
 
 // handleAttach upgrades the connection to carry frames both ways: output
 // to the host, input and control messages from it. Detaching (the host
 // closing the connection) leaves the process running.
 func (g *procRegistry) handleAttach(w http.ResponseWriter, r *http.Request) {
-	bp := g.withProc(w, r)
-	if bp == nil {
-		return
-	}
-	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", guestapi.AttachProtocol) {
+	if !upgradable(r, guestapi.AttachProtocol) {
 		writeError(w, errs.Invalid("attach needs Connection: Upgrade and Upgrade: %s", guestapi.AttachProtocol))
 		return
 	}
-	from, err := guestapi.ParseFrom(r.URL.Query().Get("from"))
+	var req guestapi.ProcOutputRequest
+	if err := guestapi.ReadHead(r.Body, guestapi.MaxHead, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	from, err := guestapi.ParseFrom(req.From)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -148,16 +139,12 @@ func (g *procRegistry) handleAttach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer g.readers.Release()
-	conn, brw, err := http.NewResponseController(w).Hijack()
+	conn, brw, err := upgrade(w, guestapi.AttachProtocol)
 	if err != nil {
-		writeError(w, errs.Wrap(errs.CodeInternal, err, "cannot upgrade the connection"))
+		writeError(w, err)
 		return
 	}
 	defer conn.Close()
-	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + guestapi.AttachProtocol + "\r\n\r\n")
-	if err := brw.Flush(); err != nil {
-		return
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -185,8 +172,7 @@ func (g *procRegistry) handleAttach(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	fw := &frameWriter{w: bufio.NewWriterSize(conn, 64<<10)}
-	_ = bp.streamOut(ctx, from, true, fw)
+	_ = bp.streamOut(ctx, from, true, guestapi.NewFrameWriter(conn, 64<<10, nil))
 }
 
 // control applies one attach control message; errors are the caller's to
@@ -202,15 +188,4 @@ func (bp *bgProc) control(c guestapi.Control) {
 			_, _ = bp.signal(syscall.Signal(n), c.Tree)
 		}
 	}
-}
-
-func headerHasToken(h http.Header, key, token string) bool {
-	for _, v := range h.Values(key) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -3,7 +3,6 @@
 package guest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,77 +32,72 @@ const movePairWait = 20 * time.Millisecond
 const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
 
-func (f *fileServer) handleWatch(w http.ResponseWriter, r *http.Request) {
-	req, err := guestapi.ParseWatchRequest(r.URL.Query())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, err := lookupUser(req.User)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := cleanPath(req.Path)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if !f.watches.TryAcquire() {
-		writeError(w, errs.New(errs.CodeLimit, "too many watches open in this sandbox"))
-		return
-	}
-	defer f.watches.Release()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	err = asUser(id, func() error {
-		wt, err := newWatcher(ctx, p, req.Recursive)
+// watchRoute is the watch stream's route: watches have slots of their
+// own, since they last.
+func (f *fileServer) watchRoute() http.HandlerFunc {
+	return streamed(guestapi.MaxHead, func(r *http.Request, req *guestapi.WatchRequest, a *answer) error {
+		id, err := lookupUser(req.User)
 		if err != nil {
 			return err
 		}
-		defer wt.close()
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.WriteHeader(http.StatusOK)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer cancel() // a client that is gone ends the watch
-			writeEvents(w, wt.out, &wt.lost)
-		}()
-		wt.emit(guestapi.FileEvent{Type: guestapi.EventReady, Path: p})
-		wt.loop()
-		close(wt.out)
-		<-done
-		return nil
+		p, err := cleanPath(req.Path)
+		if err != nil {
+			return err
+		}
+		if !f.watches.TryAcquire() {
+			return errs.New(errs.CodeLimit, "too many watches open in this sandbox")
+		}
+		defer f.watches.Release()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		return asUser(id, func() error {
+			wt, err := newWatcher(ctx, p, req.Recursive)
+			if err != nil {
+				return err
+			}
+			defer wt.close()
+			if err := a.head(guestapi.Empty{}); err != nil {
+				return nil
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				defer cancel() // a host that is gone ends the watch
+				writeEvents(a.fw, wt.out, &wt.lost)
+			}()
+			wt.emit(guestapi.FileEvent{Type: guestapi.EventReady, Path: p})
+			wt.loop()
+			close(wt.out)
+			<-done
+			if ctx.Err() == nil {
+				_ = a.end(guestapi.Empty{}) // the watch ended on its own (its root went)
+			}
+			return nil
+		})
 	})
-	if err != nil {
-		writeError(w, err)
-	}
 }
 
-// writeEvents sends events as NDJSON, flushing whenever the queue is
+// writeEvents sends events as frames, flushing whenever the queue is
 // empty; then, if the producer dropped events meanwhile, it says so.
-func writeEvents(w http.ResponseWriter, out <-chan guestapi.FileEvent, lost *atomic.Bool) {
-	bw := bufio.NewWriterSize(w, 32<<10)
-	fl, _ := w.(http.Flusher)
-	enc := json.NewEncoder(bw)
+func writeEvents(fw *guestapi.FrameWriter, out <-chan guestapi.FileEvent, lost *atomic.Bool) {
 	for ev := range out {
-		if enc.Encode(ev) != nil {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			continue
+		}
+		if fw.Queue(guestapi.FrameEvent, b) != nil {
 			break
 		}
 		if len(out) > 0 {
 			continue
 		}
 		if lost.Swap(false) {
-			if enc.Encode(guestapi.FileEvent{Type: guestapi.EventOverflow, Error: "events were lost: the client read too slowly"}) != nil {
+			if fw.SendJSON(guestapi.FrameEvent, guestapi.FileEvent{Type: guestapi.EventOverflow, Error: "events were lost: the client read too slowly"}) != nil {
 				break
 			}
 		}
-		if bw.Flush() != nil {
+		if fw.Flush() != nil {
 			break
-		}
-		if fl != nil {
-			fl.Flush()
 		}
 	}
 	// Drain so the producer never blocks (it does not: it only try-sends).

@@ -36,8 +36,6 @@ const (
 	FrameControl  byte = 'c' // host → guest on an attachment: JSON Control
 	FrameEnd      byte = 'x' // JSON: the last frame of a stream (its result)
 	FrameError    byte = 'E' // JSON Error: the last frame of a failed answer
-
-	FrameStarted byte = 's' // JSON {"pid":N} (the framing before the codec)
 )
 
 // FrameExit is the end frame of exec and process streams.
@@ -259,6 +257,17 @@ func (f *FrameWriter) Send(typ byte, payload []byte) error {
 	return f.flushLocked()
 }
 
+// Queue writes payload as frames of type typ (split at MaxFrame) without
+// flushing.
+func (f *FrameWriter) Queue(typ byte, payload []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = WriteFrame(f.w, typ, payload)
+	}
+	return f.err
+}
+
 // SendJSON writes v as one frame of type typ and flushes.
 func (f *FrameWriter) SendJSON(typ byte, v any) error {
 	b, err := json.Marshal(v)
@@ -327,13 +336,8 @@ func (d DataWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	d.F.mu.Lock()
-	defer d.F.mu.Unlock()
-	if d.F.err == nil {
-		d.F.err = WriteFrame(d.F.w, FrameData, p)
-	}
-	if d.F.err != nil {
-		return 0, d.F.err
+	if err := d.F.Queue(FrameData, p); err != nil {
+		return 0, err
 	}
 	return len(p), nil
 }

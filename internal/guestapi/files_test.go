@@ -109,21 +109,12 @@ func FuzzParseMode(f *testing.F) {
 	})
 }
 
-func TestQueryRoundTrip(t *testing.T) {
-	r := ReadRequest{Path: "/a b&c", User: "user", Offset: 5, Length: 7}
-	got, err := ParseReadRequest(r.Values())
-	if err != nil || got != r {
-		t.Fatalf("read round trip: %+v %v", got, err)
+func TestQuery(t *testing.T) {
+	q := Query{V: map[string][]string{"n": {"12"}, "f": {"2.5"}, "b": {""}}}
+	if q.Int("n") != 12 || q.Float("f") != 2.5 || !q.Bool("b") || q.Bool("absent") || q.Err != nil {
+		t.Fatalf("good values misread: %v", q.Err)
 	}
-	w := WriteRequest{Path: "x", Mode: "0600", Parents: true, MaxBytes: 9}
-	if got, err := ParseWriteRequest(w.Values()); err != nil || got != w {
-		t.Fatalf("write round trip: %+v %v", got, err)
-	}
-	x := ExtractRequest{Path: "d", MaxBytes: 1, MaxEntries: 2, MaxRatio: 2.5}
-	if got, err := ParseExtractRequest(x.Values()); err != nil || got != x {
-		t.Fatalf("extract round trip: %+v %v", got, err)
-	}
-	q := Query{V: map[string][]string{"n": {"x"}, "b": {"maybe"}}}
+	q = Query{V: map[string][]string{"n": {"x"}, "b": {"maybe"}}}
 	q.Int("n")
 	if q.Err == nil {
 		t.Fatal("a bad integer was accepted")
