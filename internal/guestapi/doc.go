@@ -37,6 +37,7 @@
 //	/v1/exec                  ExecRequest (32MiB) stdin† h ExecStarted, o e…, x ExecResult command_not_found
 //	/v1/network               NetworkConfig (4MiB) -     h Empty                           -
 //	/v1/files/read            ReadRequest         -      h ReadInfo, d…, x Empty           not_found forbidden conflict, E(range_size) 416
+//	/v1/files/lines           LinesRequest        -      h LinesResult                     not_found forbidden
 //	/v1/files/write           WriteRequest        file   h FileInfo                        not_found forbidden too_large conflict
 //	/v1/files/stat            StatRequest         -      h FileInfo                        not_found forbidden
 //	/v1/files/list            ListRequest         -      h ListInfo, d… (ListResult), x    not_found forbidden
@@ -49,6 +50,7 @@
 //	/v1/files/archive         ArchiveRequest      -      h Empty, d… (tar), x Empty        not_found forbidden
 //	/v1/files/extract         ExtractRequest      tar    h ExtractResult                   too_large conflict
 //	/v1/files/watch           WatchRequest        -      h Empty, v FileEvent…, x Empty    not_found limit_exceeded
+//	/v1/files/metadata        MetadataRequest     -      h FileInfo                        not_found forbidden too_large unsupported
 //	/v1/processes/start       ProcessStartRequest -      h ProcessInfo                     command_not_found conflict
 //	/v1/processes/list        Empty               -      h ProcList                        -
 //	/v1/processes/get         ProcRequest         -      h ProcessInfo                     not_found
@@ -60,6 +62,7 @@
 //	/v1/processes/signal      ProcSignalRequest   -      h SignalResult                    not_found conflict
 //	/v1/processes/resize      ProcResizeRequest   -      h Empty                           not_found conflict
 //	/v1/processes/wait        ProcWaitRequest     -      h ProcessInfo                     not_found
+//	/v1/processes/deadline    ProcDeadlineRequest -      h ProcessInfo                     not_found conflict
 //	/v1/browser/start         BrowserStartRequest -      h BrowserInfo                     unavailable timeout conflict
 //	/v1/browser/status        Empty               -      h BrowserInfo                     -
 //	/v1/browser/stop          Empty               -      h BrowserInfo                     -

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errs"
 )
@@ -73,6 +74,9 @@ type FileInfo struct {
 	Target string    `json:"target,omitempty"` // symlink target, verbatim
 	UID    int       `json:"uid"`
 	GID    int       `json:"gid"`
+	// Metadata is the file's metadata in the namespace the request named
+	// (see MetadataRequest), when it asked for one.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Perm returns Mode as a number (0 if malformed).
@@ -192,27 +196,152 @@ func (e *RangeError) Unwrap() error { return e.Err }
 // WriteRequest writes a whole file from a raw body: the bytes go to a
 // temporary file in the same directory, renamed over Path only when all of
 // them arrived. Mode "" keeps an existing file's mode (0644 for a new one).
+//
+// The new file keeps the old one's extended attributes (user.* only),
+// except that a non-empty Metadata (or ReplaceMetadata) makes those of
+// MetadataNamespace (DefaultMetadataNamespace if empty) exactly Metadata.
 type WriteRequest struct {
 	Path     string `json:"path"`
 	User     string `json:"user,omitempty"`
 	Mode     string `json:"mode,omitempty"`
 	Parents  bool   `json:"parents,omitempty"`
 	MaxBytes int64  `json:"max_bytes,omitempty"` // 0: no cap beyond the disk
+
+	Metadata          map[string]string `json:"metadata,omitempty"`
+	MetadataNamespace string            `json:"metadata_namespace,omitempty"`
+	// ReplaceMetadata with an empty Metadata removes the namespace's
+	// metadata (an empty map alone does not survive encoding).
+	ReplaceMetadata bool `json:"replace_metadata,omitempty"`
 }
 
 // StatRequest describes one path (Follow: the symlink's target instead).
+// Metadata names a metadata namespace to report ("": none).
 type StatRequest struct {
-	Path   string `json:"path"`
-	User   string `json:"user,omitempty"`
-	Follow bool   `json:"follow,omitempty"`
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Follow   bool   `json:"follow,omitempty"`
+	Metadata string `json:"metadata,omitempty"`
 }
 
 // ListRequest lists a directory, Depth levels deep (1: its entries).
+// Metadata names a metadata namespace to report for each entry ("":
+// none; it costs a system call or more per entry).
 type ListRequest struct {
-	Path  string `json:"path"`
-	User  string `json:"user,omitempty"`
-	Depth int    `json:"depth,omitempty"`
-	Limit int    `json:"limit,omitempty"`
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Depth    int    `json:"depth,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	Metadata string `json:"metadata,omitempty"`
+}
+
+// File metadata is kept on the file itself, as extended attributes named
+// user.<namespace>.<key> (E2B's are user.e2b.*): it survives restarts and
+// moves with the file, and a workload sees and sets it with getfattr and
+// setfattr. The bounds are the guest's, per namespace and file.
+const (
+	DefaultMetadataNamespace = "paddock"
+	MaxMetadataKeys          = 64
+	MaxMetadataKeyBytes      = 200
+	MaxMetadataValueBytes    = 4096
+	MaxMetadataBytes         = 16 << 10 // keys (with their attribute prefix) and values
+)
+
+// MetadataRequest replaces the metadata of the file (or directory) at
+// Path, following symlinks, in Namespace (DefaultMetadataNamespace if
+// empty): afterwards it holds exactly Metadata (nil or empty: none).
+type MetadataRequest struct {
+	Path      string            `json:"path"`
+	User      string            `json:"user,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+// ValidMetadataNamespace checks a namespace: 1..32 of a-z, 0-9, '_', '-'.
+func ValidMetadataNamespace(ns string) error {
+	if ns == "" || len(ns) > 32 {
+		return errs.Invalid("a metadata namespace is 1..32 characters")
+	}
+	for i := 0; i < len(ns); i++ {
+		c := ns[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return errs.Invalid("metadata namespace %q: only a-z, 0-9, '_' and '-'", clipStr(ns))
+		}
+	}
+	return nil
+}
+
+// ValidMetadata checks a namespace's metadata against the bounds: keys of
+// printable ASCII without spaces, values of UTF-8 without NUL.
+func ValidMetadata(ns string, kv map[string]string) error {
+	if err := ValidMetadataNamespace(ns); err != nil {
+		return err
+	}
+	if len(kv) > MaxMetadataKeys {
+		return errs.New(errs.CodeTooLarge, "at most %d metadata keys per file", MaxMetadataKeys)
+	}
+	total := 0
+	for k, v := range kv {
+		if k == "" || len(k) > MaxMetadataKeyBytes {
+			return errs.Invalid("metadata keys are 1..%d bytes", MaxMetadataKeyBytes)
+		}
+		for i := 0; i < len(k); i++ {
+			if k[i] <= 0x20 || k[i] >= 0x7f {
+				return errs.Invalid("metadata key %q: printable ASCII without spaces only", clipStr(k))
+			}
+		}
+		if len(v) > MaxMetadataValueBytes || !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			return errs.Invalid("metadata value of %q: UTF-8 without NUL, at most %d bytes", clipStr(k), MaxMetadataValueBytes)
+		}
+		total += len("user.") + len(ns) + 1 + len(k) + len(v)
+	}
+	if total > MaxMetadataBytes {
+		return errs.New(errs.CodeTooLarge, "a file's metadata is at most %d bytes (keys with their prefix, and values)", MaxMetadataBytes)
+	}
+	return nil
+}
+
+// Line-range reads: lines Start..End (counted from 1, inclusive) of a text
+// file, read by the guest so that no more than the range (and MaxBytes of
+// it) crosses to the host.
+const (
+	DefaultLines     = 2000
+	DefaultLineBytes = 256 << 10 // DefaultLines' budget
+	MaxLinesBytes    = 4 << 20
+	// LineCutBytes is where a longer line is cut, and LineCutMarker what
+	// replaces the rest (minified code, data).
+	LineCutBytes  = 16 << 10
+	LineCutMarker = " [... line cut ...]\n"
+	// LineCountBytes bounds how far past the range a read goes to count
+	// the file's lines.
+	LineCountBytes = 64 << 20
+)
+
+// LinesRequest reads lines Start..End (0: Start + DefaultLines - 1) of a
+// text file, at most MaxBytes of them (0: DefaultLineBytes).
+type LinesRequest struct {
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Start    int    `json:"start,omitempty"` // 0: 1
+	End      int    `json:"end,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
+}
+
+// LinesResult is a line range. Content is the lines, exactly as in the
+// file except for invalid UTF-8 (replaced) and cut lines (marked); End is
+// the last line in it (Start-1 if none); Total the file's lines (0 when
+// too far to count); More says lines follow End; Truncated that MaxBytes
+// or a cut shortened it. A binary file (a NUL in the range) has Binary set
+// and no content.
+type LinesResult struct {
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+	Start     int    `json:"start"`
+	End       int    `json:"end"`
+	Total     int    `json:"total,omitempty"`
+	More      bool   `json:"more,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Binary    bool   `json:"binary,omitempty"`
+	Size      int64  `json:"size"`
 }
 
 // ListResult is a listing, sorted by path.

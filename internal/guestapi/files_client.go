@@ -191,6 +191,21 @@ func (c *Client) ListRaw(ctx context.Context, r ListRequest) (RawList, error) {
 	return RawList{JSON: buf.Bytes(), Entries: info.Entries, Truncated: info.Truncated}, nil
 }
 
+// ReadLines reads a line range of a text file.
+func (c *Client) ReadLines(ctx context.Context, r LinesRequest) (LinesResult, error) {
+	var res LinesResult
+	err := c.unary(ctx, RouteFileLines, r, &res)
+	return res, err
+}
+
+// SetMetadata replaces a file's metadata in a namespace and returns the
+// file with it.
+func (c *Client) SetMetadata(ctx context.Context, r MetadataRequest) (FileInfo, error) {
+	var fi FileInfo
+	err := c.unary(ctx, RouteFileMeta, r, &fi)
+	return fi, err
+}
+
 // Mkdir makes a directory.
 func (c *Client) Mkdir(ctx context.Context, r MkdirRequest) (FileInfo, error) {
 	var fi FileInfo

@@ -63,6 +63,8 @@ const (
 	MaxProcessReaders   = 256 // output streams and attachments open at once
 	MaxTagBytes         = 128
 	MaxTermSize         = 4096 // rows and columns
+	// MaxProcessTimeout bounds a process's deadline.
+	MaxProcessTimeout = 30 * 24 * time.Hour
 )
 
 // PTYSize is a terminal's size in character cells.
@@ -95,6 +97,10 @@ type ProcessStartRequest struct {
 	Stdin bool `json:"stdin,omitempty"`
 	// BufferBytes is the ring buffer per stream (0: DefaultProcessBuffer).
 	BufferBytes int64 `json:"buffer_bytes,omitempty"`
+	// TimeoutMs is the process's deadline, from its start (0: none): the
+	// guest kills its whole tree when it passes, whoever is connected (the
+	// deadline outlives the server that set it). See SetProcessDeadline.
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
 }
 
 // StreamInfo describes one output stream's buffer.
@@ -122,6 +128,10 @@ type ProcessInfo struct {
 	StartedAt time.Time             `json:"started_at"`
 	EndedAt   *time.Time            `json:"ended_at,omitempty"`
 	Streams   map[string]StreamInfo `json:"streams"`
+	// Deadline is when the guest kills the process (set while it runs);
+	// TimedOut says it did.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	TimedOut bool       `json:"timed_out,omitempty"`
 }
 
 // Position is where a stream continues: Offset is the offset of the next
@@ -552,6 +562,14 @@ func (c *Client) WaitProcess(ctx context.Context, ref string, timeout time.Durat
 func (c *Client) KillProcess(ctx context.Context, ref string) (ProcessInfo, error) {
 	var info ProcessInfo
 	err := c.unary(ctx, RouteProcKill, ProcRequest{Ref: ref}, &info)
+	return info, err
+}
+
+// SetProcessDeadline (re)sets a running process's deadline to timeout from
+// now (0: none); the guest kills the process's tree when it passes.
+func (c *Client) SetProcessDeadline(ctx context.Context, ref string, timeout time.Duration) (ProcessInfo, error) {
+	var info ProcessInfo
+	err := c.unary(ctx, RouteProcDeadline, ProcDeadlineRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, &info)
 	return info, err
 }
 

@@ -11,6 +11,7 @@ const (
 	RouteNetwork = "/v1/network"
 
 	RouteFileRead    = "/v1/files/read"
+	RouteFileLines   = "/v1/files/lines"
 	RouteFileWrite   = "/v1/files/write"
 	RouteFileStat    = "/v1/files/stat"
 	RouteFileList    = "/v1/files/list"
@@ -23,6 +24,7 @@ const (
 	RouteFileArchive = "/v1/files/archive"
 	RouteFileExtract = "/v1/files/extract"
 	RouteFileWatch   = "/v1/files/watch"
+	RouteFileMeta    = "/v1/files/metadata"
 
 	RouteProcStart      = "/v1/processes/start"
 	RouteProcList       = "/v1/processes/list"
@@ -35,6 +37,7 @@ const (
 	RouteProcSignal     = "/v1/processes/signal"
 	RouteProcResize     = "/v1/processes/resize"
 	RouteProcWait       = "/v1/processes/wait"
+	RouteProcDeadline   = "/v1/processes/deadline"
 
 	RouteBrowserStart    = "/v1/browser/start"
 	RouteBrowserStatus   = "/v1/browser/status"
@@ -45,11 +48,11 @@ const (
 // Routes lists every route, in the order of the table in doc.go.
 var Routes = []string{
 	RouteHealth, RouteExec, RouteNetwork,
-	RouteFileRead, RouteFileWrite, RouteFileStat, RouteFileList, RouteFileMkdir, RouteFileMove,
+	RouteFileRead, RouteFileLines, RouteFileWrite, RouteFileStat, RouteFileList, RouteFileMkdir, RouteFileMove,
 	RouteFileRemove, RouteFileEdit, RouteFileFind, RouteFileSearch, RouteFileArchive, RouteFileExtract,
-	RouteFileWatch,
+	RouteFileWatch, RouteFileMeta,
 	RouteProcStart, RouteProcList, RouteProcGet, RouteProcKill, RouteProcOutput, RouteProcAttach,
-	RouteProcStdin, RouteProcCloseStdin, RouteProcSignal, RouteProcResize, RouteProcWait,
+	RouteProcStdin, RouteProcCloseStdin, RouteProcSignal, RouteProcResize, RouteProcWait, RouteProcDeadline,
 	RouteBrowserStart, RouteBrowserStatus, RouteBrowserStop, RouteBrowserDevTools,
 }
 
@@ -101,6 +104,13 @@ type ProcResizeRequest struct {
 
 // ProcWaitRequest is the head of RouteProcWait.
 type ProcWaitRequest struct {
+	Ref       string `json:"ref"`
+	TimeoutMs int64  `json:"timeout_ms"`
+}
+
+// ProcDeadlineRequest is the head of RouteProcDeadline: the deadline from
+// now (0: none).
+type ProcDeadlineRequest struct {
 	Ref       string `json:"ref"`
 	TimeoutMs int64  `json:"timeout_ms"`
 }

@@ -22,6 +22,9 @@ func (f *Service) stat(ctx context.Context, id user.ID, r guestapi.StatRequest) 
 	if err != nil {
 		return guestapi.FileInfo{}, err
 	}
+	if err := askedNamespace(r.Metadata); err != nil {
+		return guestapi.FileInfo{}, err
+	}
 	if r.Follow || p == "/" {
 		fd, err := openAt(unix.AT_FDCWD, p, unix.O_PATH, 0, 0)
 		if err != nil {
@@ -35,7 +38,8 @@ func (f *Service) stat(ctx context.Context, id user.ID, r guestapi.StatRequest) 
 		if err := unix.Fstat(fd, &st); err != nil {
 			return guestapi.FileInfo{}, fileErr(p, err)
 		}
-		return infoOf(p, &st, ""), nil
+		fi := infoOf(p, &st, "")
+		return fi, metadataOf(&fi, attrsOfPath(fd), r.Metadata)
 	}
 	dirfd, base, err := openParent(p)
 	if err != nil {
@@ -43,7 +47,10 @@ func (f *Service) stat(ctx context.Context, id user.ID, r guestapi.StatRequest) 
 	}
 	defer unix.Close(dirfd)
 	fi, _, err := lstatAt(dirfd, base, p)
-	return fi, err
+	if err != nil {
+		return fi, err
+	}
+	return fi, metadataOf(&fi, attrsAt(dirfd, base), r.Metadata)
 }
 
 // sendList answers with a hand-encoded listing (see guestapi.AppendJSON)
@@ -75,13 +82,16 @@ func (f *Service) list(ctx context.Context, id user.ID, r guestapi.ListRequest) 
 	if err != nil {
 		return guestapi.ListResult{}, err
 	}
+	if err := askedNamespace(r.Metadata); err != nil {
+		return guestapi.ListResult{}, err
+	}
 	depth := clampInt(r.Depth, 1, 1, guestapi.MaxListDepth)
 	limit := clampInt(r.Limit, guestapi.DefaultListLimit, 1, guestapi.MaxListLimit)
 	fd, err := openDir(p)
 	if err != nil {
 		return guestapi.ListResult{}, err
 	}
-	l := &lister{ctx: ctx, id: id, depth: depth, limit: limit, res: guestapi.ListResult{Path: p, Entries: []guestapi.FileInfo{}}}
+	l := &lister{ctx: ctx, id: id, depth: depth, limit: limit, ns: r.Metadata, res: guestapi.ListResult{Path: p, Entries: []guestapi.FileInfo{}}}
 	err = l.walk(fd, p, 1)
 	unix.Close(fd)
 	if err != nil {
@@ -94,6 +104,7 @@ type lister struct {
 	ctx          context.Context
 	id           user.ID
 	depth, limit int
+	ns           string // metadata namespace to report ("": none)
 	res          guestapi.ListResult
 }
 
@@ -132,7 +143,9 @@ func (l *lister) walk(fd int, dir string, level int) error {
 		if dir == "/" {
 			p = "/" + name
 		}
-		l.res.Entries = append(l.res.Entries, infoNamed(p, name, &sr.st, sr.target))
+		fi := infoNamed(p, name, &sr.st, sr.target)
+		_ = metadataOf(&fi, attrsAt(fd, name), l.ns) // per entry, best effort
+		l.res.Entries = append(l.res.Entries, fi)
 		if level >= l.depth || sr.st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			continue
 		}

@@ -198,22 +198,38 @@ func writeFile(id user.ID, req guestapi.WriteRequest, body io.Reader) (guestapi.
 			return guestapi.FileInfo{}, err
 		}
 	}
+	meta := metaChange{}
+	if len(req.Metadata) > 0 || req.ReplaceMetadata {
+		meta = metaChange{ns: metaNamespace(req.MetadataNamespace), kv: req.Metadata, replace: true}
+		if err := guestapi.ValidMetadata(meta.ns, meta.kv); err != nil {
+			return guestapi.FileInfo{}, err
+		}
+	}
 	if req.Parents {
 		if err := mkdirAll(path.Dir(p), 0o755); err != nil {
 			return guestapi.FileInfo{}, err
 		}
 	}
-	return replaceFile(id, p, req.Mode != "", mode, func(tmp *os.File) (int64, error) {
+	return replaceFile(id, p, req.Mode != "", mode, meta, func(tmp *os.File) (int64, error) {
 		return copyIn(tmp, body, req.MaxBytes, p)
 	}, nil)
 }
 
+// metaChange is what a replacement does to the file's metadata: the new
+// file keeps the old one's attributes, and with replace the namespace ns
+// becomes exactly kv.
+type metaChange struct {
+	ns      string
+	kv      map[string]string
+	replace bool
+}
+
 // replaceFile creates a temporary file next to p, fills it with fill and
 // renames it over p. An existing p keeps its mode (without setuid/setgid)
-// unless setMode, and — when the caller is root — its owner. check, if
-// set, runs just before the rename (edit uses it to detect a concurrent
-// change).
-func replaceFile(id user.ID, p string, setMode bool, mode uint32, fill func(*os.File) (int64, error), check func(dirfd int, base string) error) (guestapi.FileInfo, error) {
+// unless setMode, its user.* attributes as meta says, and — when the
+// caller is root — its owner. check, if set, runs just before the rename
+// (edit uses it to detect a concurrent change).
+func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChange, fill func(*os.File) (int64, error), check func(dirfd int, base string) error) (guestapi.FileInfo, error) {
 	dirfd, base, err := openParent(p)
 	if err != nil {
 		if errs.CodeOf(err) == errs.CodeNotFound {
@@ -268,6 +284,18 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, fill func(*os.
 		return guestapi.FileInfo{}, err
 	}
 	fd := int(tmp.Fd())
+	if exists {
+		skip := ""
+		if meta.replace {
+			skip = meta.ns
+		}
+		copyXattrs(dirfd, base, fd, skip)
+	}
+	if meta.replace {
+		if err := writeMetadata(fd, p, meta.ns, meta.kv); err != nil {
+			return guestapi.FileInfo{}, err
+		}
+	}
 	if err := unix.Fchmod(fd, perm); err != nil {
 		return guestapi.FileInfo{}, fileErr(p, err)
 	}
@@ -294,7 +322,13 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, fill func(*os.
 	if err := unix.Fstat(fd, &st); err != nil {
 		return guestapi.FileInfo{}, fileErr(p, err)
 	}
-	return infoOf(p, &st, ""), nil
+	fi := infoOf(p, &st, "")
+	if meta.replace {
+		if fi.Metadata, err = attrsOf(fd).metadata(meta.ns); err != nil {
+			return fi, metaErr(p, err)
+		}
+	}
+	return fi, nil
 }
 
 // createTemp makes a new, empty, private file next to base.
@@ -411,7 +445,7 @@ func (f *Service) edit(ctx context.Context, id user.ID, r guestapi.EditRequest) 
 		}
 		return nil
 	}
-	fi, err := replaceFile(id, p, false, 0, func(tmp *os.File) (int64, error) {
+	fi, err := replaceFile(id, p, false, 0, metaChange{}, func(tmp *os.File) (int64, error) {
 		k, err := tmp.Write(out)
 		if err != nil {
 			return int64(k), writeErr(p, int64(k), err)

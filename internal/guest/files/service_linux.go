@@ -40,6 +40,7 @@ func New(logf func(string, ...any)) *Service {
 // Register serves the file routes on m.
 func (f *Service) Register(m *rpc.Mux) {
 	m.Handle(guestapi.RouteFileRead, fileStream(f, guestapi.MaxHead, func(r *guestapi.ReadRequest) string { return r.User }, f.read))
+	m.Handle(guestapi.RouteFileLines, fileOp(f, guestapi.MaxHead, func(r *guestapi.LinesRequest) string { return r.User }, f.lines))
 	m.Handle(guestapi.RouteFileWrite, fileUpload(f, guestapi.MaxHead, func(r *guestapi.WriteRequest) string { return r.User }, f.write))
 	m.Handle(guestapi.RouteFileStat, fileOp(f, guestapi.MaxHead, func(r *guestapi.StatRequest) string { return r.User }, f.stat))
 	m.Handle(guestapi.RouteFileList, fileStream(f, guestapi.MaxHead, func(r *guestapi.ListRequest) string { return r.User }, f.sendList))
@@ -52,6 +53,7 @@ func (f *Service) Register(m *rpc.Mux) {
 	m.Handle(guestapi.RouteFileArchive, fileStream(f, guestapi.MaxHead, func(r *guestapi.ArchiveRequest) string { return r.User }, f.archive))
 	m.Handle(guestapi.RouteFileExtract, fileUpload(f, guestapi.MaxHead, func(r *guestapi.ExtractRequest) string { return r.User }, f.extract))
 	m.Handle(guestapi.RouteFileWatch, f.watchRoute())
+	m.Handle(guestapi.RouteFileMeta, fileOp(f, guestapi.MaxHead, func(r *guestapi.MetadataRequest) string { return r.User }, f.setMetadata))
 }
 
 // maxEditHead bounds an edit request (it carries file content).

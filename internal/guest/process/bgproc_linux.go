@@ -46,6 +46,9 @@ func (bp *bgProc) supervise(pumps *sync.WaitGroup) {
 	bp.ended = time.Now()
 	bp.oom = ws.Signaled() && ws.Signal() == syscall.SIGKILL && !bp.killed && bp.oomBefore >= 0 && bp.oomKills() > bp.oomBefore
 	bp.p.closePidFD() // under mu: no SignalExact can run
+	if bp.timer != nil {
+		bp.timer.Stop()
+	}
 	bp.notifyLocked()
 	bp.mu.Unlock()
 	// Children that outlive the process may hold its output open: followers
@@ -123,7 +126,55 @@ func (bp *bgProc) info() guestapi.ProcessInfo {
 		in.EndedAt = &ended
 		in.OOMKilled = bp.oom
 	}
+	if !bp.deadline.IsZero() && (!bp.exited || bp.timedOut) {
+		d := bp.deadline
+		in.Deadline = &d
+	}
+	in.TimedOut = bp.timedOut
 	return in
+}
+
+// validTimeout checks a deadline's duration (0: none).
+func validTimeout(ms int64) error {
+	if ms < 0 || ms > guestapi.MaxProcessTimeout.Milliseconds() {
+		return errs.Invalid("timeout_ms must be 0..%d", guestapi.MaxProcessTimeout.Milliseconds())
+	}
+	return nil
+}
+
+// setDeadline (re)arms the process's deadline d from now (0: none). When
+// it passes, the guest kills the process's whole tree: the deadline is the
+// sandbox's, not a client's, so it holds whoever is connected — or
+// whether any server runs at all.
+func (bp *bgProc) setDeadline(d time.Duration) error {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if bp.exited {
+		return errs.New(errs.CodeConflict, "process %s has exited", bp.id)
+	}
+	if bp.timer != nil {
+		bp.timer.Stop()
+		bp.timer = nil
+	}
+	bp.deadline = time.Time{}
+	if d > 0 {
+		bp.deadline = time.Now().Add(d)
+		bp.timer = time.AfterFunc(d, bp.expire)
+	}
+	return nil
+}
+
+// expire kills the process if its deadline (not an earlier one that was
+// replaced meanwhile) has passed.
+func (bp *bgProc) expire() {
+	bp.mu.Lock()
+	if bp.exited || bp.deadline.IsZero() || time.Now().Before(bp.deadline) {
+		bp.mu.Unlock()
+		return
+	}
+	bp.timedOut, bp.killed = true, true
+	bp.mu.Unlock()
+	bp.p.KillTree()
 }
 
 // signal sends sig to the process, or to every process of its tree (its

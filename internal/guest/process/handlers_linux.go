@@ -97,3 +97,17 @@ func (g *registry) handleWait(r *http.Request, req *guestapi.ProcWaitRequest) (g
 	bp.wait(r.Context().Done(), time.Duration(req.TimeoutMs)*time.Millisecond)
 	return bp.info(), nil
 }
+
+func (g *registry) handleDeadline(_ *http.Request, req *guestapi.ProcDeadlineRequest) (guestapi.ProcessInfo, error) {
+	bp, err := g.find(req.Ref)
+	if err != nil {
+		return guestapi.ProcessInfo{}, err
+	}
+	if err := validTimeout(req.TimeoutMs); err != nil {
+		return guestapi.ProcessInfo{}, err
+	}
+	if err := bp.setDeadline(time.Duration(req.TimeoutMs) * time.Millisecond); err != nil {
+		return guestapi.ProcessInfo{}, err
+	}
+	return bp.info(), nil
+}

@@ -61,6 +61,9 @@ type bgProc struct {
 	drained  bool // exited, and its output is complete (or given up on)
 	released bool
 	final    chan struct{} // closed once exited and drained
+	deadline time.Time     // zero: none
+	timer    *time.Timer   // fires at the deadline
+	timedOut bool          // the deadline killed it
 }
 
 type outStream struct {
@@ -84,6 +87,9 @@ func (g *registry) start(req guestapi.ProcessStartRequest) (*bgProc, error) {
 		if err := req.PTY.Valid(); err != nil {
 			return nil, err
 		}
+	}
+	if err := validTimeout(req.TimeoutMs); err != nil {
+		return nil, err
 	}
 	bufSize := req.BufferBytes
 	if bufSize == 0 {
@@ -128,6 +134,9 @@ func (g *registry) start(req guestapi.ProcessStartRequest) (*bgProc, error) {
 	if err := g.spawn(bp, bin, env, id); err != nil {
 		g.unregister(bp)
 		return nil, err
+	}
+	if req.TimeoutMs > 0 {
+		_ = bp.setDeadline(time.Duration(req.TimeoutMs) * time.Millisecond)
 	}
 	return bp, nil
 }

@@ -56,6 +56,7 @@ func (s *Service) Register(m *rpc.Mux) {
 	m.Handle(guestapi.RouteProcSignal, rpc.Unary(guestapi.MaxHead, g.handleSignal))
 	m.Handle(guestapi.RouteProcResize, rpc.Unary(guestapi.MaxHead, g.handleResize))
 	m.Handle(guestapi.RouteProcWait, rpc.Unary(guestapi.MaxHead, g.handleWait))
+	m.Handle(guestapi.RouteProcDeadline, rpc.Unary(guestapi.MaxHead, g.handleDeadline))
 }
 
 func (s *Service) sandboxEnv() map[string]string {
