@@ -8,9 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 
 	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/harden"
@@ -201,8 +201,9 @@ func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, 
 	}
 	// The host already moved us into the sandbox's group: make it our
 	// cgroup root, so /proc/self/cgroup shows nothing of the host's tree.
-	// Namespaces are per thread, and Go may fork from any of them.
-	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e != 0 {
+	// Namespaces are per thread, and Go may fork from any of them (psx:
+	// see harden's allThreadsPrctl, for a server binary built with cgo).
+	if _, _, e := psx.Syscall3(unix.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e != 0 {
 		return fmt.Errorf("cgroup namespace: %w", e)
 	}
 	// Nested user namespaces are the door to most kernel exploits that need
