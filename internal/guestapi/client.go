@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -108,16 +109,19 @@ func (a *answer) failure() error {
 func (a *answer) next(what string) (byte, []byte, error) {
 	typ, p, err := a.fr.Next()
 	if err != nil {
-		return 0, nil, unavailable(a.ctx, fmt.Errorf("%s stream: %w", what, err))
+		return 0, nil, streamErr(a.ctx, what, err)
 	}
 	return typ, p, nil
 }
 
 // head reads the answer's head frame into v (nil: discards it).
-func (a *answer) head(v any) error {
-	typ, p, err := a.fr.NextMax(maxAnswerHead)
+func (a *answer) head(v any) error { return a.headMax(v, maxAnswerHead) }
+
+// headMax is head with another bound.
+func (a *answer) headMax(v any, max int) error {
+	typ, p, err := a.fr.NextMax(max)
 	if err != nil {
-		return unavailable(a.ctx, fmt.Errorf("answer: %w", err))
+		return streamErr(a.ctx, "answer", err)
 	}
 	switch typ {
 	case FrameHead:
@@ -139,6 +143,11 @@ func (a *answer) data(end func([]byte) error) *dataStream { return &dataStream{r
 
 // unary sends in to route and decodes the answer into out (nil: discards).
 func (c *Client) unary(ctx context.Context, route string, in, out any) error {
+	return c.unaryMax(ctx, route, in, out, maxAnswerHead)
+}
+
+// unaryMax is unary for a route whose answer may be large.
+func (c *Client) unaryMax(ctx context.Context, route string, in, out any, max int) error {
 	if in == nil {
 		in = Empty{}
 	}
@@ -147,7 +156,7 @@ func (c *Client) unary(ctx context.Context, route string, in, out any) error {
 		return err
 	}
 	defer a.close()
-	return a.head(out)
+	return a.headMax(out, max)
 }
 
 // Health asks the guest how it is.
@@ -205,6 +214,15 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, out
 			return ExecResult{}, errs.New(errs.CodeUnavailable, "sandbox agent sent an unknown frame")
 		}
 	}
+}
+
+// streamErr words a failure to read the guest's frames: an oversized frame
+// is a misbehaving agent, anything else a lost one.
+func streamErr(ctx context.Context, what string, err error) error {
+	if errors.Is(err, ErrFrameTooLarge) {
+		return errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent an oversized %s frame", what)
+	}
+	return unavailable(ctx, fmt.Errorf("%s: %w", what, err))
 }
 
 func unavailable(ctx context.Context, err error) error {

@@ -51,9 +51,13 @@ const MaxFrame = 1 << 20
 // MaxHead bounds a request head unless its route says otherwise.
 const MaxHead = 1 << 20
 
-// maxAnswerHead bounds an answer head the host reads (a search of
-// MaxSearchLimit long lines is the largest).
-const maxAnswerHead = 1 << 30
+// Bounds of an answer head the host reads: most are small (a FileInfo,
+// a ProcessInfo with its environment); a find, a search or the process
+// list can be large (MaxSearchLimit long lines is the largest).
+const (
+	maxAnswerHead      = 64 << 20
+	maxLargeAnswerHead = 1 << 30
+)
 
 // ErrFrameTooLarge is returned for a frame longer than its bound.
 var ErrFrameTooLarge = errors.New("guestapi: frame too large")

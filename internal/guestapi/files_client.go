@@ -230,14 +230,14 @@ func (c *Client) Remove(ctx context.Context, r RemoveRequest) (RemoveResult, err
 // Find globs for paths.
 func (c *Client) Find(ctx context.Context, r FindRequest) (FindResult, error) {
 	var res FindResult
-	err := c.unary(ctx, RouteFileFind, r, &res)
+	err := c.unaryMax(ctx, RouteFileFind, r, &res, maxLargeAnswerHead)
 	return res, err
 }
 
 // Search greps files.
 func (c *Client) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	var res SearchResult
-	err := c.unary(ctx, RouteFileSearch, r, &res)
+	err := c.unaryMax(ctx, RouteFileSearch, r, &res, maxLargeAnswerHead)
 	return res, err
 }
 

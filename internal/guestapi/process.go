@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -521,7 +520,7 @@ func (c *Client) StartProcess(ctx context.Context, req ProcessStartRequest) (Pro
 // ListProcesses lists running and kept exited processes, oldest first.
 func (c *Client) ListProcesses(ctx context.Context) ([]ProcessInfo, error) {
 	var out ProcList
-	err := c.unary(ctx, RouteProcList, nil, &out)
+	err := c.unaryMax(ctx, RouteProcList, nil, &out, maxLargeAnswerHead)
 	return out.Processes, err
 }
 
@@ -608,7 +607,7 @@ func receive(ctx context.Context, fr *FrameReader, fn func(OutputEvent) error) (
 	for {
 		typ, p, err := fr.Next()
 		if err != nil {
-			return ProcessInfo{}, unavailable(ctx, fmt.Errorf("process stream: %w", err))
+			return ProcessInfo{}, streamErr(ctx, "process stream", err)
 		}
 		switch typ {
 		case FrameStdout, FrameStderr, FramePTY:
