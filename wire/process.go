@@ -27,7 +27,14 @@ type ProcessRequest struct {
 	Stdin bool `json:"stdin,omitempty"`
 	// BufferBytes is the output kept per stream (0: 1 MiB).
 	BufferBytes int64 `json:"buffer_bytes,omitempty"`
+	// TimeoutMs is the process's deadline from its start (0: none, at
+	// most MaxProcessTimeoutMs): the sandbox kills its whole tree when it
+	// passes, whoever is connected and whatever the server does meanwhile.
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
 }
+
+// MaxProcessTimeoutMs bounds ProcessRequest.TimeoutMs (30 days).
+const MaxProcessTimeoutMs = 30 * 24 * 3600 * 1000
 
 // PTYSize is a terminal's size.
 type PTYSize struct {

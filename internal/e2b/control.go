@@ -441,7 +441,6 @@ func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, sc rights.S
 	}
 	s.meta.drop(id)
 	s.watch.dropSandbox(id)
-	s.kills.dropSandbox(id)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -2,12 +2,8 @@ package e2b
 
 import (
 	"bytes"
-	"context"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
@@ -77,14 +73,14 @@ func procStart(c *rpcCall, decode func(any) error, st *stream) error {
 	if err != nil {
 		return err
 	}
+	// envd ends a command at the call's deadline (Connect-Timeout-Ms, the
+	// SDK's timeoutMs), whether or not the client is still there: the
+	// process's deadline, which the sandbox enforces (it outlives this
+	// server). A deadline past the longest a sandbox keeps is that.
+	req.TimeoutMs = min(timeout.Milliseconds(), wire.MaxProcessTimeoutMs)
 	info, err := c.s.m.StartProcess(c.ctx(), c.q.sc, c.q.id, req)
 	if err != nil {
 		return err
-	}
-	// envd ends a command at the call's deadline (Connect-Timeout-Ms, the
-	// SDK's timeoutMs), whether or not the client is still there.
-	if timeout > 0 {
-		c.s.kills.arm(c.s, c.q.sc, c.q.id, info.ID, timeout)
 	}
 	return c.follow(st, info, wire.FromStart)
 }
@@ -137,7 +133,6 @@ func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from string) erro
 	if final.State != wire.ProcExited {
 		return errs.New(errs.CodeUnavailable, "the process's output ended before it exited")
 	}
-	c.s.kills.disarm(c.q.id, info.ID)
 	return st.send(pbEventResponse{Event: pbProcessEvent{End: endEvent(final)}})
 }
 
@@ -329,79 +324,4 @@ func procUpdate(c *rpcCall, decode func(any) error) (any, error) {
 // cannot send; SendInput does the same.
 func procStreamInput(*rpcCall, func(any) error) (any, error) {
 	return nil, rpcErr(ccUnimplemented, "process.Process/StreamInput is not supported; use SendInput")
-}
-
-// killTimers end processes at their call's deadline.
-type killTimers struct {
-	mu     sync.Mutex
-	timers map[string]*time.Timer // sandbox + "/" + process id
-	closed bool
-}
-
-// maxKillTimers bounds pending deadlines (each is a live process, or one
-// whose stream ended before it did).
-const maxKillTimers = 65536
-
-func newKillTimers() *killTimers { return &killTimers{timers: map[string]*time.Timer{}} }
-
-func (k *killTimers) arm(s *Server, sc sandbox.Scope, id, proc string, d time.Duration) {
-	key := id + "/" + proc
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closed || len(k.timers) >= maxKillTimers {
-		if !k.closed {
-			s.log.Warn("e2b: too many pending command deadlines; this one is not enforced", "sandbox", id, "process", proc)
-		}
-		return
-	}
-	k.timers[key] = time.AfterFunc(d, func() {
-		k.mu.Lock()
-		delete(k.timers, key)
-		k.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		// A caller who may read the process is spared the record of
-		// killing one that exited meanwhile; an exec-only one kills.
-		if sc.Can(rights.Read) {
-			info, err := s.m.Process(ctx, sc, id, proc)
-			if err != nil || info.State != wire.ProcRunning {
-				return
-			}
-		}
-		if _, err := s.m.KillProcess(ctx, sc, id, proc); err != nil && errs.CodeOf(err) != errs.CodeNotFound {
-			s.log.Warn("e2b: could not end a command at its deadline", "sandbox", id, "process", proc, "err", err)
-		}
-	})
-}
-
-func (k *killTimers) disarm(id, proc string) {
-	key := id + "/" + proc
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if t := k.timers[key]; t != nil {
-		t.Stop()
-		delete(k.timers, key)
-	}
-}
-
-// dropSandbox forgets the deadlines of a deleted sandbox's commands.
-func (k *killTimers) dropSandbox(id string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for key, t := range k.timers {
-		if strings.HasPrefix(key, id+"/") {
-			t.Stop()
-			delete(k.timers, key)
-		}
-	}
-}
-
-func (k *killTimers) stopAll() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.closed = true
-	for key, t := range k.timers {
-		t.Stop()
-		delete(k.timers, key)
-	}
 }

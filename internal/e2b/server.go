@@ -71,7 +71,6 @@ type Server struct {
 	envd    *http.ServeMux
 	meta    *metaStore
 	watch   *watchers
-	kills   *killTimers
 	routes  []Route
 	once    sync.Once
 }
@@ -100,7 +99,7 @@ func New(o Options) (*Server, error) {
 	if o.TokenTTL <= 0 || o.TokenTTL > auth.MaxTokenTTL {
 		o.TokenTTL = auth.MaxTokenTTL
 	}
-	s := &Server{o: o, log: o.Log, m: o.Manager, meta: newMetaStore(), kills: newKillTimers()}
+	s := &Server{o: o, log: o.Log, m: o.Manager, meta: newMetaStore()}
 	s.meta.exists = func(id, tenant string) bool {
 		return s.m.Exists(id, tenant)
 	}
@@ -110,10 +109,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the adapter's timers and polling watchers.
+// Close stops the adapter's polling watchers.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		s.kills.stopAll()
 		s.watch.closeAll()
 	})
 }

@@ -112,6 +112,9 @@ func validateProcess(req *ProcessRequest) error {
 	if b := req.BufferBytes; b != 0 && (b < guestapi.MinProcessBuffer || b > guestapi.MaxProcessBuffer) {
 		return errs.Invalid("buffer_bytes must be %d..%d", guestapi.MinProcessBuffer, guestapi.MaxProcessBuffer)
 	}
+	if req.TimeoutMs < 0 || req.TimeoutMs > wire.MaxProcessTimeoutMs {
+		return errs.Invalid("timeout_ms must be 0..%d", int64(wire.MaxProcessTimeoutMs))
+	}
 	return nil
 }
 
@@ -159,11 +162,12 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 	}
 	var info ProcessInfo
 	err = m.act(ctx, sc, id, "process.start",
-		map[string]any{"argv": req.Cmd, "cwd": req.Cwd, "user": req.User, "tag": req.Tag, "pty": req.PTY != nil, "stdin": req.Stdin},
+		map[string]any{"argv": req.Cmd, "cwd": req.Cwd, "user": req.User, "tag": req.Tag, "pty": req.PTY != nil, "stdin": req.Stdin,
+			"timeout_ms": req.TimeoutMs},
 		func() (map[string]any, error) {
 			var err error
 			gi, err := g.StartProcess(ctx, guestapi.ProcessStartRequest{Argv: req.Cmd, Env: env, Cwd: req.Cwd, User: req.User,
-				Tag: req.Tag, PTY: guestPTY(req.PTY), Stdin: req.Stdin, BufferBytes: req.BufferBytes})
+				Tag: req.Tag, PTY: guestPTY(req.PTY), Stdin: req.Stdin, BufferBytes: req.BufferBytes, TimeoutMs: req.TimeoutMs})
 			info = wireProcess(gi)
 			if err != nil {
 				return nil, err
