@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/rights"
 )
 
@@ -34,8 +35,8 @@ func (w *walk) webSockets(t *testing.T) {
 		if status != http.StatusForbidden || code != "forbidden" || msg != refusal(rt.Need, false) {
 			t.Errorf("%s with a key lacking %s: %d %s %q, want 403 forbidden", name, rt.Need, status, code, msg)
 		}
-		if status, code, _ = w.dialWS(t, withQuery(fill(rt.Pattern, missingSandbox), q), w.admin); status == http.StatusForbidden || code == "forbidden" {
-			t.Errorf("%s with every right: refused (%d %s)", name, status, code)
+		if status, code, _ = w.dialWS(t, withQuery(fill(rt.Pattern, missingSandbox), q), w.weakest(rights.Of(rt.Need), auth.FormatPaddock, false)); status == http.StatusForbidden || code == "forbidden" {
+			t.Errorf("%s with only %s: refused (%d %s)", name, rt.Need, status, code)
 		}
 		if status, code, _ = w.dialWS(t, withQuery(fill(rt.Pattern, w.b), q), w.tokenA); status != http.StatusNotFound || code != "not_found" {
 			t.Errorf("%s with a token for another sandbox: %d %s, want 404 not_found", name, status, code)
@@ -105,9 +106,9 @@ func (w *walk) e2bControl(t *testing.T) {
 		if status != http.StatusForbidden || eb.Code != http.StatusForbidden || eb.Message != refusal(rt.Need, false) {
 			t.Errorf("E2B %s with a key lacking %s: %d %s, want 403 %q", rt.Pattern, rt.Need, status, b, refusal(rt.Need, false))
 		}
-		okStatus, b := w.do(t, w.e2bReq(t, rt.Pattern, missingSandbox, hdr(w.adminE2B), "{"))
+		okStatus, b := w.do(t, w.e2bReq(t, rt.Pattern, missingSandbox, hdr(w.weakest(rights.Of(rt.Need), auth.FormatE2B, false)), "{"))
 		if okStatus == http.StatusForbidden {
-			t.Errorf("E2B %s with every right: refused (%s)", rt.Pattern, b)
+			t.Errorf("E2B %s with only %s: refused (%s)", rt.Pattern, rt.Need, b)
 		}
 		if !strings.Contains(rt.Pattern, "{sandboxID}") {
 			continue
@@ -154,10 +155,10 @@ func (w *walk) e2bEnvd(t *testing.T) {
 		if code != "forbidden" || msg != refusal(rt.Need, true) || (!rt.Stream && status != http.StatusForbidden) {
 			t.Errorf("envd %s with a token lacking %s: %d %s %q, want forbidden %q", rt.Pattern, rt.Need, status, code, msg, refusal(rt.Need, true))
 		}
-		// Positive control: a token holding it, with a request that is no
-		// JSON (nothing runs, nothing is written).
-		if _, code, msg = call(w.a, w.tokenA, []byte("{")); code == "forbidden" {
-			t.Errorf("envd %s with every scope: refused (%q)", rt.Pattern, msg)
+		// Positive control: a token holding only it, with a request that
+		// is no JSON (nothing runs, nothing is written).
+		if _, code, msg = call(w.a, w.weakest(rights.Of(rt.Need), "", true), []byte("{")); code == "forbidden" {
+			t.Errorf("envd %s with only %s: refused (%q)", rt.Pattern, rt.Need, msg)
 		}
 		if _, code, msg = call(w.b, w.tokenA, []byte("{}")); code != "not_found" {
 			t.Errorf("envd %s with a token for another sandbox: %s %q, want not found", rt.Pattern, code, msg)
@@ -384,8 +385,8 @@ func (w *walk) mcpTools(t *testing.T) {
 				t.Errorf("MCP %s with a key lacking %s: error %v %q, want %q", tool.Name, r, isErr, text, refusal(r, false))
 			}
 		}
-		if _, text := w.callTool(t, admin, tool, missingSandbox); strings.Contains(text, "lacks the") {
-			t.Errorf("MCP %s with every right: refused (%q)", tool.Name, text)
+		if _, text := w.callTool(t, session(w.weakest(need, auth.FormatPaddock, false)), tool, missingSandbox); strings.Contains(text, "lacks the") {
+			t.Errorf("MCP %s with only %s: refused (%q)", tool.Name, need, text)
 		}
 		if hasSandboxArg(t, tool) {
 			isErr, text := w.callTool(t, session(w.tokenA), tool, w.b)
