@@ -25,8 +25,8 @@ import (
 func (w *walk) webSockets(t *testing.T) {
 	n := 0
 	for _, rt := range w.e.Stack.API.RouteTable() {
-		if !rt.WebSocket {
-			continue
+		if !rt.WebSocket || rt.Need == 0 {
+			continue // no right: meta fails it
 		}
 		n++
 		name := rt.Method + " " + rt.Pattern
@@ -35,7 +35,7 @@ func (w *walk) webSockets(t *testing.T) {
 		if status != http.StatusForbidden || code != "forbidden" || msg != refusal(rt.Need, false) {
 			t.Errorf("%s with a key lacking %s: %d %s %q, want 403 forbidden", name, rt.Need, status, code, msg)
 		}
-		if status, code, _ = w.dialWS(t, withQuery(fill(rt.Pattern, missingSandbox), q), w.weakest(rights.Of(rt.Need), auth.FormatPaddock, false)); status == http.StatusForbidden || code == "forbidden" {
+		if status, code, _ = w.dialWS(t, withQuery(fill(rt.Pattern, missingSandbox), q), w.weakest(t, rights.Of(rt.Need), auth.FormatPaddock, false)); status == http.StatusForbidden || code == "forbidden" {
 			t.Errorf("%s with only %s: refused (%d %s)", name, rt.Need, status, code)
 		}
 		if status, code, _ = w.dialWS(t, withQuery(fill(rt.Pattern, w.b), q), w.tokenA); status != http.StatusNotFound || code != "not_found" {
@@ -94,8 +94,8 @@ func (w *walk) e2bReq(t *testing.T, pattern, id string, hdr map[string]string, b
 // X-API-KEY, as E2B's SDKs send them.
 func (w *walk) e2bControl(t *testing.T) {
 	for _, rt := range w.e.Stack.E2B.Routes() {
-		if rt.Envd {
-			continue
+		if rt.Envd || rt.Need == 0 {
+			continue // envd: e2bEnvd; no right: meta fails it
 		}
 		hdr := func(key string) map[string]string {
 			return map[string]string{"X-API-KEY": key, "Content-Type": "application/json"}
@@ -106,7 +106,7 @@ func (w *walk) e2bControl(t *testing.T) {
 		if status != http.StatusForbidden || eb.Code != http.StatusForbidden || eb.Message != refusal(rt.Need, false) {
 			t.Errorf("E2B %s with a key lacking %s: %d %s, want 403 %q", rt.Pattern, rt.Need, status, b, refusal(rt.Need, false))
 		}
-		okStatus, b := w.do(t, w.e2bReq(t, rt.Pattern, missingSandbox, hdr(w.weakest(rights.Of(rt.Need), auth.FormatE2B, false)), "{"))
+		okStatus, b := w.do(t, w.e2bReq(t, rt.Pattern, missingSandbox, hdr(w.weakest(t, rights.Of(rt.Need), auth.FormatE2B, false)), "{"))
 		if okStatus == http.StatusForbidden {
 			t.Errorf("E2B %s with only %s: refused (%s)", rt.Pattern, rt.Need, b)
 		}
@@ -157,7 +157,7 @@ func (w *walk) e2bEnvd(t *testing.T) {
 		}
 		// Positive control: a token holding only it, with a request that
 		// is no JSON (nothing runs, nothing is written).
-		if _, code, msg = call(w.a, w.weakest(rights.Of(rt.Need), "", true), []byte("{")); code == "forbidden" {
+		if _, code, msg = call(w.a, w.weakest(t, rights.Of(rt.Need), "", true), []byte("{")); code == "forbidden" {
 			t.Errorf("envd %s with only %s: refused (%q)", rt.Pattern, rt.Need, msg)
 		}
 		if _, code, msg = call(w.b, w.tokenA, []byte("{}")); code != "not_found" {
@@ -385,7 +385,7 @@ func (w *walk) mcpTools(t *testing.T) {
 				t.Errorf("MCP %s with a key lacking %s: error %v %q, want %q", tool.Name, r, isErr, text, refusal(r, false))
 			}
 		}
-		if _, text := w.callTool(t, session(w.weakest(need, auth.FormatPaddock, false)), tool, missingSandbox); strings.Contains(text, "lacks the") {
+		if _, text := w.callTool(t, session(w.weakest(t, need, auth.FormatPaddock, false)), tool, missingSandbox); strings.Contains(text, "lacks the") {
 			t.Errorf("MCP %s with only %s: refused (%q)", tool.Name, need, text)
 		}
 		if hasSandboxArg(t, tool) {
