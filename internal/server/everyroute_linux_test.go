@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/e2b"
 	"github.com/paddockhq/paddock/internal/rights"
@@ -163,7 +164,7 @@ func TestEveryRouteEveryRight(t *testing.T) {
 	w := newWalk(t)
 	t.Run("meta", w.meta)
 	t.Run("REST", w.rest)
-	t.Run("REST/ports-host", w.portHosts)
+	t.Run("REST/ports", w.portHosts)
 	t.Run("WebSocket", w.webSockets)
 	t.Run("E2B/control", w.e2bControl)
 	t.Run("E2B/envd", w.e2bEnvd)
@@ -371,6 +372,17 @@ func (w *walk) refused(status int, b []byte, want, method string) bool {
 	return code == "forbidden" && msg == want
 }
 
+// portPatternOf is the pattern of the port proxy's routes.
+func portPatternOf(w *walk) string {
+	for _, rt := range w.e.Stack.API.RouteTable() {
+		if rt.Port {
+			return rt.Pattern
+		}
+	}
+	w.t.Fatal("no port route in the table")
+	return ""
+}
+
 // portHosts walks the ports on their own hosts ({port}-{id}.{domain}),
 // which no route pattern names: the right is the port route's.
 func (w *walk) portHosts(t *testing.T) {
@@ -387,6 +399,34 @@ func (w *walk) portHosts(t *testing.T) {
 		r := w.restReq(t, http.MethodGet, "/", key, "")
 		r.Host = "8080-" + id + "." + walkPortsDomain
 		return r
+	}
+	// Something listens on sandbox a's port, so that a refusal is not a
+	// 502 in disguise and the positive control reaches it.
+	ctx := context.Background()
+	if _, err := w.e.Client.StartProcess(ctx, w.a, client.ProcessRequest{Cmd: []string{"python3", "-m", "http.server", "8080",
+		"--bind", "127.0.0.1", "--directory", "/tmp"}}); err != nil {
+		t.Fatalf("start a port server: %v", err)
+	}
+	exec := w.weakest(t, rights.Of(need), auth.FormatPaddock, false)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, b := w.do(t, w.restReq(t, http.MethodGet, fill(portPatternOf(w), w.a), exec, ""))
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the port server never answered through the proxy: %d %s", status, b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if status, b := w.do(t, req(w.a, exec)); status != http.StatusOK {
+		t.Errorf("port host with only %s, something listening: %d %s, want 200", need, status, b)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		status, b := w.do(t, w.restReq(t, m, fill(portPatternOf(w), w.a), w.lacking[need], ""))
+		if !w.refused(status, b, refusal(need, false), m) {
+			t.Errorf("%s port path with a key lacking %s, something listening: %d %s", m, need, status, b)
+		}
 	}
 	status, b := w.do(t, req(w.a, w.lacking[need]))
 	if code, msg := restError(b); status != http.StatusForbidden || code != "forbidden" || msg != refusal(need, false) {
