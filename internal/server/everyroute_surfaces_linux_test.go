@@ -45,6 +45,7 @@ func (w *walk) webSockets(t *testing.T) {
 	if n < 4 {
 		t.Errorf("walked %d WebSocket routes; PTY, exec, CDP and live view are at least 4", n)
 	}
+	t.Logf("walked %d WebSocket routes", n)
 }
 
 // dialWS dials path with key; a refused upgrade answers with REST's error.
@@ -93,10 +94,13 @@ func (w *walk) e2bReq(t *testing.T, pattern, id string, hdr map[string]string, b
 // e2bControl walks the E2B control plane with E2B-format keys in
 // X-API-KEY, as E2B's SDKs send them.
 func (w *walk) e2bControl(t *testing.T) {
+	n := 0
+	defer func() { t.Logf("walked %d E2B control routes", n) }()
 	for _, rt := range w.e.Stack.E2B.Routes() {
 		if rt.Envd || rt.Need == 0 {
 			continue // envd: e2bEnvd; no right: meta fails it
 		}
+		n++
 		hdr := func(key string) map[string]string {
 			return map[string]string{"X-API-KEY": key, "Content-Type": "application/json"}
 		}
@@ -167,6 +171,7 @@ func (w *walk) e2bEnvd(t *testing.T) {
 	if n < 10 {
 		t.Errorf("walked %d envd routes: the table looks truncated", n)
 	}
+	t.Logf("walked %d envd routes", n)
 }
 
 const e2bEnvdPort = "49983"
@@ -395,6 +400,7 @@ func (w *walk) mcpTools(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("called %d MCP tools", len(listed))
 	sort.Strings(listed)
 	if len(listed) != len(declared) {
 		t.Errorf("MCP lists %d tools, Server.Tools %d: %q", len(listed), len(declared), listed)
