@@ -59,10 +59,9 @@ func (s *Server) portRoutes() {
 	pp := newPortProxy(s)
 	for _, m := range portMethods {
 		pattern := m + " " + portPattern
-		s.routes = append(s.routes, Route{Method: m, Pattern: portPattern, Need: rights.Exec, Port: true})
-		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		s.route(Route{Method: m, Pattern: portPattern, Need: pp.need, Port: true}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			pp.serve(w, r, pattern, r.PathValue("id"), r.PathValue("port"), portRest(r.URL.EscapedPath()), false)
-		})
+		}))
 	}
 	s.ports = pp
 }
@@ -153,6 +152,9 @@ type portProxy struct {
 	s    *Server
 	rp   *httputil.ReverseProxy
 	gate *gate.Gate // finds no credential itself: serve has (portPrincipal)
+	// need is the right reaching a port takes, on a path and on a port
+	// host alike: the one value the route table declares and serve checks.
+	need rights.Right
 }
 
 type portCtxKey struct{}
@@ -171,7 +173,7 @@ func targetKey(t *sandbox.PortTarget) string {
 }
 
 func newPortProxy(s *Server) *portProxy {
-	pp := &portProxy{s: s, gate: gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "REST", Vet: portsVet, Fail: writeError})}
+	pp := &portProxy{s: s, need: rights.Exec, gate: gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "REST", Vet: portsVet, Fail: writeError})}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -266,7 +268,7 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 		r.SetPathValue("id", id)
 		r.SetPathValue("port", portStr)
 	}
-	pp.gate.Serve(w, r, p, pattern, rights.Exec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pp.gate.Serve(w, r, p, pattern, pp.need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pp.forward(w, r, cred, id, port, rest, hostMode)
 	}))
 }

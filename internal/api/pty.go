@@ -109,15 +109,14 @@ func wsToken(r *http.Request) string {
 // from the subprotocol or ?token=.
 func (s *Server) authedWS(pattern string, need rights.Right, h handler) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.routes = append(s.routes, Route{Method: method, Pattern: path, Need: need, WebSocket: true})
 	inner := s.gated(pattern, need, h)
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.route(Route{Method: method, Pattern: path, Need: need, WebSocket: true}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := gate.CheckWebSocketOrigin(r, wsOrigins(r)); err != nil {
 			writeError(w, r, err)
 			return
 		}
 		inner.ServeHTTP(w, wsCredential(r))
-	})
+	}))
 }
 
 // wsCredential moves a key offered as a subprotocol or ?token= into the

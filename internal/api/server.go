@@ -67,8 +67,9 @@ type Server struct {
 	audit   *audit.Reader
 	secrets SecretStore
 	gate    *gate.Gate
-	mux     *http.ServeMux
+	mux     *http.ServeMux // registered only through route (and the mounts)
 	routes  []Route
+	mounts  []string
 	ports   *portProxy // ports.go
 	links   *PortLinks // portlinks.go
 }
@@ -143,6 +144,7 @@ func New(o Options) *Server {
 	s.portRoutes()
 	s.browserRoutes()
 	for pattern, h := range o.Mounts {
+		s.mounts = append(s.mounts, pattern)
 		s.mux.Handle(pattern, h)
 	}
 	// The catch-all shadows the mux's own 405; a second mux holding the
@@ -173,6 +175,10 @@ func (s *Server) Routes() []string {
 // RouteTable lists the served endpoints with the rights they declare.
 func (s *Server) RouteTable() []Route { return append([]Route(nil), s.routes...) }
 
+// MountPatterns lists the patterns of the other surfaces' handlers
+// (Options.Mounts), which declare their routes' rights themselves.
+func (s *Server) MountPatterns() []string { return append([]string(nil), s.mounts...) }
+
 // pathKnown reports whether some route matches r's path with any method.
 func (s *Server) pathKnown(r *http.Request) bool {
 	for _, rt := range s.routes {
@@ -194,18 +200,24 @@ func (s *Server) Handler() http.Handler {
 	return h
 }
 
+// route is the one way a route is served: it goes into the table (what
+// the OpenAPI and every-route tests read) as it goes into the mux, so
+// that no route is served without the right it declares.
+func (s *Server) route(rt Route, h http.Handler) {
+	s.routes = append(s.routes, rt)
+	s.mux.Handle(rt.Method+" "+rt.Pattern, h)
+}
+
 func (s *Server) public(pattern string, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.routes = append(s.routes, Route{Method: method, Pattern: path, Public: true})
-	s.mux.HandleFunc(pattern, h)
+	s.route(Route{Method: method, Pattern: path, Public: true}, h)
 }
 
 // authed registers a route behind the gate (authentication, the audit
 // record, the right it declares: need) with handler h.
 func (s *Server) authed(pattern string, need rights.Right, h handler) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.routes = append(s.routes, Route{Method: method, Pattern: path, Need: need})
-	s.mux.Handle(pattern, s.gated(pattern, need, h))
+	s.route(Route{Method: method, Pattern: path, Need: need}, s.gated(pattern, need, h))
 }
 
 func (s *Server) gated(pattern string, need rights.Right, h handler) http.Handler {

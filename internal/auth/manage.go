@@ -194,6 +194,11 @@ func (s *Service) MintToken(sc rights.Scope, sandboxID string, scopes []Scope, t
 	if sc.Sandbox != "" {
 		return Token{}, errs.New(errs.CodeForbidden, "a sandbox token cannot mint tokens")
 	}
+	// The rights first, as every service method does: a caller holding
+	// nothing a token could carry is refused whatever it asks for.
+	if !sc.Can(rights.Read) && !sc.Can(rights.Write) && !sc.Can(rights.Exec) {
+		return Token{}, errs.New(errs.CodeForbidden, "this key holds none of the read, write and exec scopes")
+	}
 	if s == nil {
 		return Token{}, errNoKeyStore
 	}
