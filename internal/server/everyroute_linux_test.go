@@ -262,6 +262,7 @@ var wellFormed = map[string][2]string{
 	"PUT /files":                          {"path=/tmp/walk", "walk"},
 	"DELETE /files":                       {"path=/tmp/walk", ""},
 	"GET /files/stat":                     {"path=/tmp/walk", ""},
+	"GET /files/lines":                    {"path=/tmp/walk", ""},
 	"POST /files/mkdir":                   {"", `{"path":"/tmp/walk"}`},
 	"POST /files/move":                    {"", `{"from":"/tmp/walk","to":"/tmp/walk2"}`},
 	"POST /files/edit":                    {"", `{"path":"/tmp/walk","old_string":"a","new_string":"b"}`},
