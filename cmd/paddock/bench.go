@@ -21,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/bench"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/server"
 )
@@ -250,8 +251,9 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		// Whatever the bench's own cleanup missed goes too.
-		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench"}
-		for _, sb := range srv.Manager.List(ctx, scope, nil) {
+		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench", Rights: rights.All}
+		list, _ := srv.Manager.List(ctx, scope, nil)
+		for _, sb := range list {
 			_ = srv.Manager.Delete(ctx, scope, sb.ID)
 		}
 		err := srv.Close(ctx) // waits for the runtime's pending teardowns

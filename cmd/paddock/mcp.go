@@ -17,7 +17,6 @@ import (
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/server"
 )
@@ -78,9 +77,9 @@ func runMCP(ctx context.Context, e *env, f *mcpFlags) error {
 	if c.Key() == "" {
 		fmt.Fprintf(e.stderr, "paddock mcp: PADDOCK_API_KEY is not set; the server at %s will refuse every call\n", c.BaseURL())
 	}
-	// The browser tools through the server's REST API.
-	groups := []mcp.Group{browser.MCPTools(browser.ClientActions(c))}
-	srv, err := mcp.New(mcp.NewClientBackend(c), mcp.Options{Log: log, Version: version, Groups: groups})
+	// The client has the tools' methods, the browser tools' included: the
+	// server's REST API does the work.
+	srv, err := mcp.New(c, mcp.Options{Log: log, Version: version, Browser: c})
 	if err != nil {
 		return err
 	}
@@ -119,7 +118,7 @@ func runMCPEmbedded(ctx context.Context, e *env, f *mcpFlags, log *slog.Logger) 
 		return err
 	}
 	// No port URLs over stdio: no REST API serves them.
-	srv, err := st.NewMCP(mcp.ManagerOptions{}, mcp.Options{Log: log, Version: version})
+	srv, err := st.NewMCP(nil, mcp.Options{Log: log, Version: version})
 	if err != nil {
 		_ = st.Close(context.Background())
 		return err

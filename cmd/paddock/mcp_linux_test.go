@@ -61,7 +61,8 @@ func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]
 
 func sessionSandboxes(e *testenv.Env) int {
 	n := 0
-	for _, sb := range e.Manager.List(context.Background(), e.Scope, nil) {
+	list, _ := e.Manager.List(context.Background(), e.Scope, nil)
+	for _, sb := range list {
 		if sb.Spec.Labels[mcp.SessionLabel] != "" {
 			n++
 		}

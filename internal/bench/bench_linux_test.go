@@ -34,7 +34,8 @@ func (p *envProvider) Open(ctx context.Context, pool int) (*bench.Stack, error) 
 func leftovers(t *testing.T, e *testenv.Env) []string {
 	t.Helper()
 	var out []string
-	for _, sb := range e.Manager.List(context.Background(), e.Scope, nil) {
+	list, _ := e.Manager.List(context.Background(), e.Scope, nil)
+	for _, sb := range list {
 		out = append(out, "sandbox "+sb.ID)
 	}
 	return out
@@ -163,7 +164,7 @@ func TestInterruptCleansUp(t *testing.T) {
 		defer close(watchDone)
 		for ctx.Err() == nil {
 			if len(p.envs) > 0 {
-				if n := len(p.envs[0].Manager.List(context.Background(), p.envs[0].Scope, nil)); n >= 3 {
+				if list, _ := p.envs[0].Manager.List(context.Background(), p.envs[0].Scope, nil); len(list) >= 3 {
 					cancel()
 					return
 				}

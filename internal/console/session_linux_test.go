@@ -15,6 +15,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/console"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	tenant_ "github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -116,7 +117,7 @@ func (s *stack) key(t *testing.T, tenant string, scopes ...auth.Scope) auth.Crea
 	if _, err := s.Auth.Tenants().Create(ctx, tenant, tenant_.Quotas{}); err != nil && !strings.Contains(err.Error(), "exists") {
 		t.Fatal(err)
 	}
-	k, err := s.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: tenant, Scopes: scopes})
+	k, err := s.Auth.CreateKey(ctx, s.Scope, auth.KeyRequest{Tenant: tenant, Scopes: scopes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestSignInAndCSRF(t *testing.T) {
 		}
 	}
 	sb := s.Create(sandbox.Spec{})
-	tok, err := s.Auth.MintToken(auth.NewAdmin(s.AdminKey).Principal(), sb.ID, []auth.Scope{auth.ScopeRead}, time.Minute)
+	tok, err := s.Auth.MintToken(s.Scope, sb.ID, []auth.Scope{auth.ScopeRead}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestRevokedKeySignsOut(t *testing.T) {
 	if d := next("snapshot"); !strings.Contains(d, `"sandboxes":[]`) {
 		t.Fatalf("snapshot: %s", d)
 	}
-	sc := sandbox.Scope{Tenant: "gamma", Actor: k.ID}
+	sc := sandbox.Scope{Tenant: "gamma", Actor: k.ID, Rights: rights.All}
 	sb, err := s.Manager.Create(context.Background(), sc, sandbox.Spec{})
 	if err != nil {
 		t.Fatal(err)
@@ -265,11 +266,11 @@ func TestRevokedKeySignsOut(t *testing.T) {
 		t.Fatalf("changes: %s", d)
 	}
 	before := s.c.Sessions()
-	if err := s.Auth.RevokeKey(context.Background(), k.ID); err != nil {
+	if err := s.Auth.RevokeKey(context.Background(), s.Scope, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	// A change wakes the feed; its fetch finds the key revoked.
-	if _, err := s.Manager.Create(context.Background(), sandbox.Scope{Tenant: "gamma", Actor: "admin"}, sandbox.Spec{}); err != nil {
+	if _, err := s.Manager.Create(context.Background(), sandbox.Scope{Tenant: "gamma", Actor: "admin", Rights: rights.All}, sandbox.Spec{}); err != nil {
 		t.Fatal(err)
 	}
 	next("signedout")

@@ -47,7 +47,7 @@ func (s *stack) key(t *testing.T, tenantName string, scopes ...auth.Scope) auth.
 	if len(scopes) == 0 {
 		scopes = []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}
 	}
-	k, err := s.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: tenantName, Scopes: scopes, Format: auth.FormatE2B})
+	k, err := s.Auth.CreateKey(ctx, s.Scope, auth.KeyRequest{Tenant: tenantName, Scopes: scopes, Format: auth.FormatE2B})
 	if err != nil {
 		t.Fatal(err)
 	}

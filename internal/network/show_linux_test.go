@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenant"
@@ -686,7 +687,7 @@ func TestBadInput(t *testing.T) {
 		AllowedDomains: []string{"allowed.test"}}); err != nil {
 		t.Fatal(err)
 	}
-	acme := sandbox.Scope{Tenant: "acme", Actor: "test"}
+	acme := sandbox.Scope{Tenant: "acme", Actor: "test", Rights: rights.All}
 	if _, err := n.Manager.Create(ctx, acme, sandbox.Spec{Network: &sandbox.Network{Mode: "open"}}); errs.CodeOf(err) != errs.CodeForbidden {
 		t.Errorf("acme create open: %v; want forbidden", err)
 	}

@@ -168,7 +168,6 @@ func (f fanout) Event(ctx context.Context, e sandbox.Event) error {
 // The Recorder is the surfaces' Auditor and the source of the API's audit
 // and metrics routes.
 var (
-	_ api.Auditor       = (*audit.Recorder)(nil)
-	_ api.AuditSource   = (*audit.Recorder)(nil)
-	_ api.MetricsSource = (*audit.Recorder)(nil)
+	_ api.Auditor                         = (*audit.Recorder)(nil)
+	_ interface{ Reader() *audit.Reader } = (*audit.Recorder)(nil)
 )

@@ -23,12 +23,13 @@ import (
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/guestbin"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
-	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/internal/secret/inject"
 	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/internal/testenv/netlab"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -224,7 +225,7 @@ func TestServeHouse(t *testing.T) {
 	if next.AdminKey != srv.AdminKey {
 		t.Error("the generated admin key was not kept in the data directory")
 	}
-	scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "test"}
+	scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "test", Rights: rights.All}
 	if _, err := next.Manager.Get(ctx, scope, sb.ID); err != nil {
 		t.Fatalf("not reattached: %v", err)
 	}
@@ -287,18 +288,18 @@ func TestNetworkWired(t *testing.T) {
 	defer hs.Close()
 	c := client.New(hs.URL, srv.AdminKey)
 	ctx := context.Background()
-	scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "test"}
-	if _, _, err := srv.Secrets.Set(ctx, auth.DefaultTenant, "API_TOKEN", []byte("s3cret-value-0123456789")); err != nil {
+	scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "test", Rights: rights.All}
+	if _, _, err := srv.Secrets.Set(ctx, scope, auth.DefaultTenant, "API_TOKEN", []byte("s3cret-value-0123456789")); err != nil {
 		t.Fatal(err)
 	}
 	check := "cat " + inject.CAPath + " 2>&1; echo; echo ca=$NODE_EXTRA_CA_CERTS; curl -sS -m 5 -o /dev/null http://refused.test/ 2>&1; true"
 	for _, tc := range []struct {
 		name   string
-		rules  []secret.Rule
+		rules  []wire.InjectRule
 		wantCA bool
 	}{
 		{"without inject rules", nil, false},
-		{"with inject rules", []secret.Rule{{Host: "api.test", Header: "Authorization", Value: "Bearer {secret:API_TOKEN}"}}, true},
+		{"with inject rules", []wire.InjectRule{{Host: "api.test", Header: "Authorization", Value: "Bearer {secret:API_TOKEN}"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb, err := srv.Manager.Create(ctx, scope, sandbox.Spec{Network: &sandbox.Network{Mode: sandbox.NetAllowlist,

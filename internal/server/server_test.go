@@ -156,14 +156,6 @@ func TestE2BMounts(t *testing.T) {
 	}
 }
 
-// The MCP port_url tool is offered only if this build's REST API serves
-// the exposed-port route, which it does.
-func TestAPIHasPorts(t *testing.T) {
-	if !apiHasPorts() {
-		t.Error("the MCP port_url tool would say the server has no ports route")
-	}
-}
-
 // Migrations are every package's, once each: a data directory does not
 // depend on which parts a server runs.
 func TestMigrations(t *testing.T) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -16,9 +15,11 @@ import (
 )
 
 // openBrowser runs the sandboxes' browsers (docs/browser.md): the service
-// behind /v1/sandboxes/{id}/browser and the browser MCP tools, registered
-// with the manager. The browsers are Debian's chromium inside each
-// sandbox; closing the service drops the server's connections to them.
+// behind /v1/sandboxes/{id}/browser and the browser MCP tools. It reaches
+// the browsers only through the manager's primitives; the manager is told
+// of it only to start the browsers of sandboxes created with one. The
+// browsers are Debian's chromium inside each sandbox; closing the service
+// drops the server's connections to them.
 func (s *Server) openBrowser() {
 	if s.cfg.Browser == nil {
 		return
@@ -32,10 +33,12 @@ func (s *Server) openBrowser() {
 	s.onClose("browser service", func() error { s.Browser.Close(); return nil })
 }
 
-// NewMCP is an MCP server over the manager, with the browser tools when
-// there is a browser service: the one behind /mcp, or (paddock mcp
-// --embedded) one served on stdio with o.
-func (s *Server) NewMCP(mo mcp.ManagerOptions, o mcp.Options) (*mcp.Server, error) {
+// NewMCP is an MCP server over the manager (its Caller: each call acts as
+// the request's caller, with the caller's rights), with the browser tools
+// when there is a browser service: the one behind /mcp, or (paddock mcp
+// --embedded) one served on stdio with o. links makes port URLs (nil:
+// port_url says this server serves none).
+func (s *Server) NewMCP(links mcp.PortLinker, o mcp.Options) (*mcp.Server, error) {
 	if o.Log == nil {
 		o.Log = s.log
 	}
@@ -43,9 +46,9 @@ func (s *Server) NewMCP(mo mcp.ManagerOptions, o mcp.Options) (*mcp.Server, erro
 		o.Version = s.cfg.Version
 	}
 	if s.Browser != nil {
-		o.Groups = append(o.Groups, browser.MCPTools(browser.ServiceActions(s.Browser)))
+		o.Browser = s.Browser.Caller()
 	}
-	return mcp.New(mcp.NewManagerBackend(s.Manager, mo), o)
+	return mcp.New(mcp.Local(s.Manager.Caller(), links), o)
 }
 
 // openMCP is the MCP endpoint: /mcp (streamable HTTP) over the manager,
@@ -65,7 +68,8 @@ func (s *Server) openMCP(ctx context.Context, mounts map[string]http.Handler) {
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}
-	srv, err := s.NewMCP(mcp.ManagerOptions{PortsSupported: apiHasPorts}, o)
+	// Port links are the REST API's own: the same ports domain, tokens.
+	srv, err := s.NewMCP(api.NewPortLinks(s.Manager, s.Auth, s.cfg.PortsDomain), o)
 	if err != nil {
 		// A tool that cannot be registered is a bug; the rest of the
 		// server still works, and /mcp says why it does not.
@@ -150,7 +154,7 @@ func addMounts(mounts, more map[string]http.Handler, log *slog.Logger) {
 // openAPI is the REST API with the other surfaces mounted on its port,
 // behind the middleware: metrics, hardening, audit error codes.
 func (s *Server) openAPI(mounts map[string]http.Handler, harden []func(http.Handler) http.Handler) {
-	o := api.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Templates: s.Templates, Version: s.cfg.Version,
+	o := api.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Browser: s.Browser, Version: s.cfg.Version,
 		PortsDomain: s.cfg.PortsDomain, Middleware: s.obs.middleware(harden...), Mounts: mounts}
 	if s.Secrets != nil {
 		o.Secrets = s.Secrets
@@ -159,32 +163,4 @@ func (s *Server) openAPI(mounts map[string]http.Handler, harden []func(http.Hand
 		o.Auditor = rec
 	}
 	s.API = api.New(o)
-}
-
-var (
-	portsOnce sync.Once
-	portsOK   bool
-)
-
-// apiHasPorts reports whether this build's REST API serves the
-// exposed-port route (its OpenAPI document lists exactly what is served).
-func apiHasPorts() bool {
-	portsOnce.Do(func() {
-		doc, err := api.OpenAPI()
-		if err != nil {
-			return
-		}
-		var d struct {
-			Paths map[string]json.RawMessage `json:"paths"`
-		}
-		if json.Unmarshal(doc, &d) != nil {
-			return
-		}
-		paths := make([]string, 0, len(d.Paths))
-		for p := range d.Paths {
-			paths = append(paths, p)
-		}
-		portsOK = mcp.HasPortsRoute(paths)
-	})
-	return portsOK
 }

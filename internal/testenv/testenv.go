@@ -28,6 +28,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/guest"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/runtime/native"
 	"github.com/paddockhq/paddock/internal/sandbox"
@@ -190,7 +191,7 @@ func New(t testing.TB, o Options) *Env {
 	e.Store, e.Templates, e.Cgroups, e.Disk, e.Backend = srv.Store, srv.Templates, srv.Cgroups, srv.Disk, srv.Backend
 	e.Manager, e.Auth, e.Quotas, e.AdminKey = srv.Manager, srv.Auth, srv.Quotas, srv.AdminKey
 	adm := auth.NewAdmin(e.AdminKey)
-	e.Scope = sandbox.Scope{Tenant: adm.Principal().Tenant, Actor: adm.Principal().KeyID}
+	e.Scope = auth.ScopeOf(adm.Principal())
 	e.Server = httptest.NewServer(srv.Handler())
 	e.Client = client.New(e.Server.URL, e.AdminKey)
 	t.Cleanup(e.Close)
@@ -225,8 +226,9 @@ func (e *Env) Close() {
 			}
 		}
 		for tenant := range tenants {
-			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor}
-			for _, sb := range e.Manager.List(ctx, sc, nil) {
+			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor, Rights: rights.All}
+			list, _ := e.Manager.List(ctx, sc, nil)
+			for _, sb := range list {
 				_ = e.Manager.Delete(ctx, sc, sb.ID)
 			}
 		}

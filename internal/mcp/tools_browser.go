@@ -1,102 +1,37 @@
-package browser
+package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/browser/wire"
-	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/mcp"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	bw "github.com/paddockhq/paddock/internal/browser/wire"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Actions are the browser actions the MCP tools call: the Service in this
-// process (ServiceActions), or a Paddock server through its REST API
-// (ClientActions).
-type Actions interface {
-	Navigate(ctx context.Context, id string, req wire.NavigateRequest) (wire.Page, error)
-	Click(ctx context.Context, id string, req wire.ClickRequest) (wire.Page, error)
-	Type(ctx context.Context, id string, req wire.TypeRequest) (wire.Page, error)
-	Press(ctx context.Context, id string, req wire.PressRequest) (wire.Page, error)
-	Scroll(ctx context.Context, id string, req wire.ScrollRequest) (wire.ScrollResult, error)
-	Text(ctx context.Context, id string, req wire.TextRequest) (wire.TextResult, error)
-	Snapshot(ctx context.Context, id string, req wire.SnapshotRequest) (wire.SnapshotResult, error)
-	Eval(ctx context.Context, id string, req wire.EvalRequest) (wire.EvalResult, error)
-	Screenshot(ctx context.Context, id string, req wire.ScreenshotRequest) (wire.Screenshot, error)
-	Tabs(ctx context.Context, id string) (wire.Tabs, error)
-	OpenTab(ctx context.Context, id string, req wire.OpenTabRequest) (wire.Tab, error)
-	SwitchTab(ctx context.Context, id, tab string) (wire.Tab, error)
-	CloseTab(ctx context.Context, id, tab string) (wire.Tabs, error)
-}
+// The browser tools (docs/browser.md): the sandbox's headless Chromium,
+// driven by an agent.
 
-// ServiceActions runs the actions on s as the auth.Principal in each
-// call's context, with the scopes the REST routes require.
-func ServiceActions(s *Service) Actions { return serviceActions{s} }
-
-type serviceActions struct{ s *Service }
-
-func callerScope(ctx context.Context, need auth.Scope) (sandbox.Scope, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return sandbox.Scope{}, errs.New(errs.CodeUnauthenticated, "no authenticated caller")
-	}
-	if !p.Can(need) {
-		return sandbox.Scope{}, errs.New(errs.CodeForbidden, "this key lacks the %q scope", need)
-	}
-	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: p.Sandbox}, nil
-}
-
-// scoped runs fn with the caller's scope if it holds need.
-func scoped[T any](ctx context.Context, need auth.Scope, fn func(sandbox.Scope) (T, error)) (T, error) {
-	sc, err := callerScope(ctx, need)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return fn(sc)
-}
-
-func (a serviceActions) Navigate(ctx context.Context, id string, req wire.NavigateRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Navigate(ctx, sc, id, req) })
-}
-func (a serviceActions) Click(ctx context.Context, id string, req wire.ClickRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Click(ctx, sc, id, req) })
-}
-func (a serviceActions) Type(ctx context.Context, id string, req wire.TypeRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Type(ctx, sc, id, req) })
-}
-func (a serviceActions) Press(ctx context.Context, id string, req wire.PressRequest) (wire.Page, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Page, error) { return a.s.Press(ctx, sc, id, req) })
-}
-func (a serviceActions) Scroll(ctx context.Context, id string, req wire.ScrollRequest) (wire.ScrollResult, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.ScrollResult, error) { return a.s.Scroll(ctx, sc, id, req) })
-}
-func (a serviceActions) Text(ctx context.Context, id string, req wire.TextRequest) (wire.TextResult, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.TextResult, error) { return a.s.Text(ctx, sc, id, req) })
-}
-func (a serviceActions) Snapshot(ctx context.Context, id string, req wire.SnapshotRequest) (wire.SnapshotResult, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.SnapshotResult, error) { return a.s.Snapshot(ctx, sc, id, req) })
-}
-func (a serviceActions) Eval(ctx context.Context, id string, req wire.EvalRequest) (wire.EvalResult, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.EvalResult, error) { return a.s.Eval(ctx, sc, id, req) })
-}
-func (a serviceActions) Screenshot(ctx context.Context, id string, req wire.ScreenshotRequest) (wire.Screenshot, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.Screenshot, error) { return a.s.Screenshot(ctx, sc, id, req) })
-}
-func (a serviceActions) Tabs(ctx context.Context, id string) (wire.Tabs, error) {
-	return scoped(ctx, auth.ScopeRead, func(sc sandbox.Scope) (wire.Tabs, error) { return a.s.Tabs(ctx, sc, id) })
-}
-func (a serviceActions) OpenTab(ctx context.Context, id string, req wire.OpenTabRequest) (wire.Tab, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Tab, error) { return a.s.OpenTab(ctx, sc, id, req) })
-}
-func (a serviceActions) SwitchTab(ctx context.Context, id, tab string) (wire.Tab, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Tab, error) { return a.s.SwitchTab(ctx, sc, id, tab) })
-}
-func (a serviceActions) CloseTab(ctx context.Context, id, tab string) (wire.Tabs, error) {
-	return scoped(ctx, auth.ScopeExec, func(sc sandbox.Scope) (wire.Tabs, error) { return a.s.CloseTab(ctx, sc, id, tab) })
+// Browser is what the browser tools act on: the browser service of this
+// process (its Caller view) or a Paddock server's (*client.Client), with
+// the same methods and signatures.
+type Browser interface {
+	BrowserNavigate(ctx context.Context, id string, req bw.NavigateRequest) (bw.Page, error)
+	BrowserClick(ctx context.Context, id string, req bw.ClickRequest) (bw.Page, error)
+	BrowserType(ctx context.Context, id string, req bw.TypeRequest) (bw.Page, error)
+	BrowserPress(ctx context.Context, id string, req bw.PressRequest) (bw.Page, error)
+	BrowserScroll(ctx context.Context, id string, req bw.ScrollRequest) (bw.ScrollResult, error)
+	BrowserText(ctx context.Context, id string, req bw.TextRequest) (bw.TextResult, error)
+	BrowserSnapshot(ctx context.Context, id string, req bw.SnapshotRequest) (bw.SnapshotResult, error)
+	BrowserEval(ctx context.Context, id string, req bw.EvalRequest) (bw.EvalResult, error)
+	BrowserScreenshot(ctx context.Context, id string, req bw.ScreenshotRequest) (bw.Screenshot, error)
+	BrowserTabs(ctx context.Context, id string) (bw.Tabs, error)
+	BrowserOpenTab(ctx context.Context, id string, req bw.OpenTabRequest) (bw.Tab, error)
+	BrowserSwitchTab(ctx context.Context, id, tab string) (bw.Tab, error)
+	BrowserCloseTab(ctx context.Context, id, tab string) (bw.Tabs, error)
 }
 
 // The MCP tools' inputs and outputs.
@@ -107,8 +42,8 @@ type targetIn struct {
 	Ref      string `json:"ref,omitempty" jsonschema:"A reference from browser_snapshot, e.g. \"e12\" (valid until the page navigates)."`
 }
 
-func (t targetIn) wire() wire.Target {
-	return wire.Target{Selector: t.Selector, Text: t.Text, Ref: t.Ref}
+func (t targetIn) target() bw.Target {
+	return bw.Target{Selector: t.Selector, Text: t.Text, Ref: t.Ref}
 }
 
 type navigateIn struct {
@@ -121,7 +56,7 @@ type navigateIn struct {
 
 type pageOut struct {
 	Sandbox string `json:"sandbox"`
-	wire.Page
+	bw.Page
 }
 
 type clickIn struct {
@@ -160,7 +95,7 @@ type scrollIn struct {
 
 type scrollOut struct {
 	Sandbox string `json:"sandbox"`
-	wire.ScrollResult
+	bw.ScrollResult
 }
 
 type textIn struct {
@@ -172,7 +107,7 @@ type textIn struct {
 
 type textOut struct {
 	Sandbox string `json:"sandbox"`
-	wire.TextResult
+	bw.TextResult
 }
 
 type snapshotIn struct {
@@ -183,7 +118,7 @@ type snapshotIn struct {
 
 type snapshotOut struct {
 	Sandbox string `json:"sandbox"`
-	wire.SnapshotResult
+	bw.SnapshotResult
 }
 
 type evalIn struct {
@@ -223,8 +158,8 @@ type tabsIn struct {
 }
 
 type tabsOut struct {
-	Sandbox string     `json:"sandbox"`
-	Tabs    []wire.Tab `json:"tabs"`
+	Sandbox string   `json:"sandbox"`
+	Tabs    []bw.Tab `json:"tabs"`
 }
 
 type tabOpenIn struct {
@@ -239,21 +174,23 @@ type tabRefIn struct {
 
 type tabOut struct {
 	Sandbox string `json:"sandbox"`
-	wire.Tab
+	bw.Tab
 }
 
-func seconds(s float64) int64 {
+// millis reads an optional timeout in seconds as milliseconds (0: the
+// action's default).
+func millis(s float64) int64 {
 	if s <= 0 {
 		return 0
 	}
 	return int64(s * 1000)
 }
 
-// MCPTools registers the browser tools (for mcp.Options.Groups).
-func MCPTools(br Actions) mcp.Group {
-	return func(tb *mcp.Toolbox) {
+// browserTools registers the browser tools over br.
+func browserTools(tb *Toolbox, br Browser) {
+	{
 		// One helper per result shape, so each tool stays a few lines.
-		page := func(c *mcp.Call, sandbox string, fn func(id string) (wire.Page, error)) (pageOut, error) {
+		page := func(c *Call, sandbox string, fn func(id string) (bw.Page, error)) (pageOut, error) {
 			var out pageOut
 			id, err := c.On(sandbox, func(id string) error {
 				var err error
@@ -263,90 +200,90 @@ func MCPTools(br Actions) mcp.Group {
 			out.Sandbox = id
 			return out, err
 		}
-		mcp.Add(tb, mcp.Tool{Name: "browser_navigate", Title: "Open a URL in the browser",
+		Add(tb, Tool{Name: "browser_navigate", Need: rights.Of(rights.Exec), Title: "Open a URL in the browser",
 			Description: "Open a URL in the sandbox's headless Chromium (started on first use) and wait for it to load. " +
 				"The browser obeys the sandbox's network policy: a refused destination fails saying so. " +
 				"Then read the page with browser_snapshot or browser_text, and act with browser_click, browser_type, browser_press."},
-			func(c *mcp.Call, in navigateIn) (pageOut, error) {
-				return page(c, in.Sandbox, func(id string) (wire.Page, error) {
-					return br.Navigate(c.Context(), id, wire.NavigateRequest{URL: in.URL, WaitUntil: in.WaitUntil, Tab: in.Tab,
-						TimeoutMs: seconds(in.TimeoutS)})
+			func(c *Call, in navigateIn) (pageOut, error) {
+				return page(c, in.Sandbox, func(id string) (bw.Page, error) {
+					return br.BrowserNavigate(c.Context(), id, bw.NavigateRequest{URL: in.URL, WaitUntil: in.WaitUntil, Tab: in.Tab,
+						TimeoutMs: millis(in.TimeoutS)})
 				})
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_click", Title: "Click an element",
+		Add(tb, Tool{Name: "browser_click", Need: rights.Of(rights.Exec), Title: "Click an element",
 			Description: "Click an element of the page, named by ref (from browser_snapshot, best), visible text, or CSS selector. " +
 				"Waits until it is visible, enabled and not covered; if the click starts a navigation, waits for the new page."},
-			func(c *mcp.Call, in clickIn) (pageOut, error) {
-				return page(c, in.Sandbox, func(id string) (wire.Page, error) {
-					return br.Click(c.Context(), id, wire.ClickRequest{Target: in.wire(), Button: in.Button, ClickCount: in.ClickCount,
-						Tab: in.Tab, TimeoutMs: seconds(in.TimeoutS)})
+			func(c *Call, in clickIn) (pageOut, error) {
+				return page(c, in.Sandbox, func(id string) (bw.Page, error) {
+					return br.BrowserClick(c.Context(), id, bw.ClickRequest{Target: in.target(), Button: in.Button, ClickCount: in.ClickCount,
+						Tab: in.Tab, TimeoutMs: millis(in.TimeoutS)})
 				})
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_type", Title: "Type into a field",
+		Add(tb, Tool{Name: "browser_type", Need: rights.Of(rights.Exec), Title: "Type into a field",
 			Description: "Type text into an input, textarea or editable element (named by ref, text or selector); " +
 				"clear replaces its content, submit presses Enter afterwards."},
-			func(c *mcp.Call, in typeIn) (pageOut, error) {
-				return page(c, in.Sandbox, func(id string) (wire.Page, error) {
-					return br.Type(c.Context(), id, wire.TypeRequest{Target: in.wire(), Text: in.Value, Clear: in.Clear, Submit: in.Submit,
-						Tab: in.Tab, TimeoutMs: seconds(in.TimeoutS)})
+			func(c *Call, in typeIn) (pageOut, error) {
+				return page(c, in.Sandbox, func(id string) (bw.Page, error) {
+					return br.BrowserType(c.Context(), id, bw.TypeRequest{Target: in.target(), Text: in.Value, Clear: in.Clear, Submit: in.Submit,
+						Tab: in.Tab, TimeoutMs: millis(in.TimeoutS)})
 				})
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_press", Title: "Press a key",
+		Add(tb, Tool{Name: "browser_press", Need: rights.Of(rights.Exec), Title: "Press a key",
 			Description: "Press a key or a combination (Enter, Escape, Tab, ArrowDown, Control+A...) in the page, on an element if one is named."},
-			func(c *mcp.Call, in pressIn) (pageOut, error) {
-				return page(c, in.Sandbox, func(id string) (wire.Page, error) {
-					return br.Press(c.Context(), id, wire.PressRequest{Target: in.wire(), Key: in.Key, Tab: in.Tab})
+			func(c *Call, in pressIn) (pageOut, error) {
+				return page(c, in.Sandbox, func(id string) (bw.Page, error) {
+					return br.BrowserPress(c.Context(), id, bw.PressRequest{Target: in.target(), Key: in.Key, Tab: in.Tab})
 				})
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_scroll", Title: "Scroll the page",
+		Add(tb, Tool{Name: "browser_scroll", Need: rights.Of(rights.Exec), Title: "Scroll the page",
 			Description: "Scroll the page (down by default, about a screen) or scroll an element into view; says whether the end was reached."},
-			func(c *mcp.Call, in scrollIn) (scrollOut, error) {
+			func(c *Call, in scrollIn) (scrollOut, error) {
 				var out scrollOut
 				id, err := c.On(in.Sandbox, func(id string) error {
 					var err error
-					out.ScrollResult, err = br.Scroll(c.Context(), id, wire.ScrollRequest{Target: in.wire(), Direction: in.Direction,
+					out.ScrollResult, err = br.BrowserScroll(c.Context(), id, bw.ScrollRequest{Target: in.target(), Direction: in.Direction,
 						Amount: in.Amount, Tab: in.Tab})
 					return err
 				})
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_text", Title: "Read the page", ReadOnly: true,
+		Add(tb, Tool{Name: "browser_text", Need: rights.Of(rights.Read), Title: "Read the page", ReadOnly: true,
 			Description: "The page's content: readable Markdown (default: main content, headings, links, lists, tables) or all visible text."},
-			func(c *mcp.Call, in textIn) (textOut, error) {
+			func(c *Call, in textIn) (textOut, error) {
 				format := in.Format
 				if format == "" {
-					format = wire.FormatMarkdown
+					format = bw.FormatMarkdown
 				}
 				var out textOut
 				id, err := c.On(in.Sandbox, func(id string) error {
 					var err error
-					out.TextResult, err = br.Text(c.Context(), id, wire.TextRequest{Format: format, MaxBytes: in.MaxBytes, Tab: in.Tab})
+					out.TextResult, err = br.BrowserText(c.Context(), id, bw.TextRequest{Format: format, MaxBytes: in.MaxBytes, Tab: in.Tab})
 					return err
 				})
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_snapshot", Title: "Accessibility snapshot", ReadOnly: true,
+		Add(tb, Tool{Name: "browser_snapshot", Need: rights.Of(rights.Read), Title: "Accessibility snapshot", ReadOnly: true,
 			Description: "The page's accessibility tree, one element a line (role, name, state), each with a ref " +
 				"(\"[ref=e7]\") to pass to browser_click, browser_type, browser_press or browser_scroll. Take a new one after the page changes."},
-			func(c *mcp.Call, in snapshotIn) (snapshotOut, error) {
+			func(c *Call, in snapshotIn) (snapshotOut, error) {
 				var out snapshotOut
 				id, err := c.On(in.Sandbox, func(id string) error {
 					var err error
-					out.SnapshotResult, err = br.Snapshot(c.Context(), id, wire.SnapshotRequest{MaxBytes: in.MaxBytes, Tab: in.Tab})
+					out.SnapshotResult, err = br.BrowserSnapshot(c.Context(), id, bw.SnapshotRequest{MaxBytes: in.MaxBytes, Tab: in.Tab})
 					return err
 				})
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_eval", Title: "Run JavaScript in the page",
+		Add(tb, Tool{Name: "browser_eval", Need: rights.Of(rights.Exec), Title: "Run JavaScript in the page",
 			Description: "Evaluate JavaScript in the page and return its value as JSON (promises are awaited)."},
-			func(c *mcp.Call, in evalIn) (evalOut, error) {
+			func(c *Call, in evalIn) (evalOut, error) {
 				var out evalOut
 				id, err := c.On(in.Sandbox, func(id string) error {
-					res, err := br.Eval(c.Context(), id, wire.EvalRequest{Expression: in.Expression, Tab: in.Tab,
-						TimeoutMs: seconds(in.TimeoutS)})
+					res, err := br.BrowserEval(c.Context(), id, bw.EvalRequest{Expression: in.Expression, Tab: in.Tab,
+						TimeoutMs: millis(in.TimeoutS)})
 					if err != nil {
 						return err
 					}
@@ -359,13 +296,13 @@ func MCPTools(br Actions) mcp.Group {
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_screenshot", Title: "Screenshot the page", Additive: true,
+		Add(tb, Tool{Name: "browser_screenshot", Need: rights.Of(rights.Read, rights.Write), Title: "Screenshot the page", Additive: true,
 			Description: "Take a PNG screenshot of the page (the viewport, or the full page) and save it in the sandbox's files; " +
 				"returns its path and size."},
-			func(c *mcp.Call, in screenshotIn) (screenshotOut, error) {
+			func(c *Call, in screenshotIn) (screenshotOut, error) {
 				var out screenshotOut
 				id, err := c.On(in.Sandbox, func(id string) error {
-					shot, err := br.Screenshot(c.Context(), id, wire.ScreenshotRequest{FullPage: in.FullPage, Tab: in.Tab})
+					shot, err := br.BrowserScreenshot(c.Context(), id, bw.ScreenshotRequest{FullPage: in.FullPage, Tab: in.Tab})
 					if err != nil {
 						return err
 					}
@@ -373,7 +310,8 @@ func MCPTools(br Actions) mcp.Group {
 					if path == "" {
 						path = "/workspace/screenshots/screenshot-" + strconv.FormatInt(time.Now().UnixMilli(), 10) + ".png"
 					}
-					fi, err := c.Backend().WriteFile(c.Context(), id, sandbox.WriteRequest{Path: path, Parents: true}, shot.PNG)
+					fi, err := c.Backend().WriteFile(c.Context(), id, wire.WriteRequest{Path: path, Parents: true},
+						bytes.NewReader(shot.PNG), int64(len(shot.PNG)))
 					if err != nil {
 						return err
 					}
@@ -386,48 +324,48 @@ func MCPTools(br Actions) mcp.Group {
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_tab_list", Title: "List the browser's tabs", ReadOnly: true,
+		Add(tb, Tool{Name: "browser_tab_list", Need: rights.Of(rights.Read), Title: "List the browser's tabs", ReadOnly: true,
 			Description: "The browser's tabs (id, URL, title); the current one is where actions go when they name no tab."},
-			func(c *mcp.Call, in tabsIn) (tabsOut, error) {
+			func(c *Call, in tabsIn) (tabsOut, error) {
 				var out tabsOut
 				id, err := c.On(in.Sandbox, func(id string) error {
-					t, err := br.Tabs(c.Context(), id)
+					t, err := br.BrowserTabs(c.Context(), id)
 					out.Tabs = t.Tabs
 					return err
 				})
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_tab_open", Title: "Open a tab", Additive: true,
+		Add(tb, Tool{Name: "browser_tab_open", Need: rights.Of(rights.Exec), Title: "Open a tab", Additive: true,
 			Description: "Open a new tab (it becomes the current one), optionally loading a URL."},
-			func(c *mcp.Call, in tabOpenIn) (tabOut, error) {
+			func(c *Call, in tabOpenIn) (tabOut, error) {
 				var out tabOut
 				id, err := c.On(in.Sandbox, func(id string) error {
 					var err error
-					out.Tab, err = br.OpenTab(c.Context(), id, wire.OpenTabRequest{URL: in.URL})
+					out.Tab, err = br.BrowserOpenTab(c.Context(), id, bw.OpenTabRequest{URL: in.URL})
 					return err
 				})
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_tab_switch", Title: "Switch tabs", Idempotent: true,
+		Add(tb, Tool{Name: "browser_tab_switch", Need: rights.Of(rights.Exec), Title: "Switch tabs", Idempotent: true,
 			Description: "Make a tab the current one (actions that name no tab go there)."},
-			func(c *mcp.Call, in tabRefIn) (tabOut, error) {
+			func(c *Call, in tabRefIn) (tabOut, error) {
 				var out tabOut
 				id, err := c.On(in.Sandbox, func(id string) error {
 					var err error
-					out.Tab, err = br.SwitchTab(c.Context(), id, in.Tab)
+					out.Tab, err = br.BrowserSwitchTab(c.Context(), id, in.Tab)
 					return err
 				})
 				out.Sandbox = id
 				return out, err
 			})
-		mcp.Add(tb, mcp.Tool{Name: "browser_tab_close", Title: "Close a tab",
+		Add(tb, Tool{Name: "browser_tab_close", Need: rights.Of(rights.Exec), Title: "Close a tab",
 			Description: "Close a tab; returns the tabs left."},
-			func(c *mcp.Call, in tabRefIn) (tabsOut, error) {
+			func(c *Call, in tabRefIn) (tabsOut, error) {
 				var out tabsOut
 				id, err := c.On(in.Sandbox, func(id string) error {
-					t, err := br.CloseTab(c.Context(), id, in.Tab)
+					t, err := br.BrowserCloseTab(c.Context(), id, in.Tab)
 					out.Tabs = t.Tabs
 					return err
 				})
