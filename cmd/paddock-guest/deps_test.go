@@ -26,6 +26,13 @@ var allowedGuestDeps = []string{
 	"github.com/creack/pty",                         // terminals
 	"github.com/landlock-lsm/go-landlock",           // Landlock
 	"kernel.org/pub/linux/libs/security/libcap/psx", // all-threads system calls
+	// Code contexts: the kernels' supervisor, its Jupyter client and
+	// codewire, over pure-Go ZeroMQ and what it links (errgroup; x/text
+	// for its socket-type names).
+	"github.com/paddockhq/paddock/internal/kernel",
+	"github.com/go-zeromq/zmq4",
+	"golang.org/x/sync/errgroup",
+	"golang.org/x/text",
 }
 
 // Named so that a failure says plainly what crept in.
@@ -33,6 +40,8 @@ var forbiddenGuestDeps = []string{
 	"modernc.org/sqlite", "database/sql", "github.com/paddockhq/paddock/internal/store",
 	"github.com/paddockhq/paddock/internal/api", "github.com/paddockhq/paddock/internal/mcp",
 	"github.com/paddockhq/paddock/internal/e2b", "github.com/paddockhq/paddock/internal/sandbox",
+	"github.com/paddockhq/paddock/internal/kernel/e2bci", // the E2B wire is the host's
+
 	"github.com/paddockhq/paddock/internal/runtime", "github.com/paddockhq/paddock/client",
 	"github.com/chromedp", "github.com/prometheus", "github.com/spf13/cobra",
 	"github.com/modelcontextprotocol", "go.opentelemetry.io", "google.golang.org/grpc",

@@ -28,9 +28,10 @@
 // # Routes
 //
 // Bounds: a head is at most MaxHead bytes unless noted; data, output and
-// event frames at most MaxFrame. Errors every route may answer are left
-// out: invalid_argument (a malformed head or field), limit_exceeded (too
-// many concurrent requests of the kind), internal.
+// event frames at most MaxFrame (an execution's event frames, MaxCodeEvent).
+// Errors every route may answer are left out: invalid_argument (a
+// malformed head or field), limit_exceeded (too many concurrent requests
+// of the kind), internal.
 //
 //	route                     request head        body   answer frames                     errors
 //	/v1/health                Empty               -      h Health                          -
@@ -67,8 +68,18 @@
 //	/v1/browser/status        Empty               -      h BrowserInfo                     -
 //	/v1/browser/stop          Empty               -      h BrowserInfo                     -
 //	/v1/browser/devtools      DevToolsRequest     -      101, then the TCP stream          conflict unavailable
+//	/v1/code/contexts/create  CodeCreateRequest (8MiB) - h CodeContext                   unavailable limit_exceeded
+//	/v1/code/contexts/list    CodeListRequest     -      h CodeContextList                 -
+//	/v1/code/contexts/get     CodeContextRequest  -      h CodeContext                     not_found
+//	/v1/code/contexts/restart CodeContextRequest  -      h CodeContext                     not_found unavailable
+//	/v1/code/contexts/delete  CodeContextRequest  -      h Empty                           not_found
+//	/v1/code/execute          CodeExecuteRequest (8MiB) - h Start, v Event…, x End§      not_found unavailable too_large limit_exceeded
+//	/v1/code/warm             CodeWarmRequest     -      h Empty                           -
 //
 // † with ExecRequest.StdinStream; otherwise stdin comes in the head.
 // ‡ output frames from the guest, input (i) and control (c) frames from
 // the host; closing the connection detaches.
+// § codewire's Start, Event (stdout, stderr, result, error; at most
+// MaxCodeEvent bytes each) and End; closing the connection interrupts the
+// cell. Invalid_argument also covers an unknown language or user.
 package guestapi

@@ -43,6 +43,14 @@ const (
 	RouteBrowserStatus   = "/v1/browser/status"
 	RouteBrowserStop     = "/v1/browser/stop"
 	RouteBrowserDevTools = "/v1/browser/devtools"
+
+	RouteCodeCreate  = "/v1/code/contexts/create"
+	RouteCodeList    = "/v1/code/contexts/list"
+	RouteCodeGet     = "/v1/code/contexts/get"
+	RouteCodeRestart = "/v1/code/contexts/restart"
+	RouteCodeDelete  = "/v1/code/contexts/delete"
+	RouteCodeExecute = "/v1/code/execute"
+	RouteCodeWarm    = "/v1/code/warm"
 )
 
 // Routes lists every route, in the order of the table in doc.go.
@@ -54,6 +62,7 @@ var Routes = []string{
 	RouteProcStart, RouteProcList, RouteProcGet, RouteProcKill, RouteProcOutput, RouteProcAttach,
 	RouteProcStdin, RouteProcCloseStdin, RouteProcSignal, RouteProcResize, RouteProcWait, RouteProcDeadline,
 	RouteBrowserStart, RouteBrowserStatus, RouteBrowserStop, RouteBrowserDevTools,
+	RouteCodeCreate, RouteCodeList, RouteCodeGet, RouteCodeRestart, RouteCodeDelete, RouteCodeExecute, RouteCodeWarm,
 }
 
 // ContentType marks a body in this codec.

@@ -86,6 +86,7 @@ var etcAllowlist = []string{
 	"localtime",
 	"login.defs",
 	"magic",
+	"matplotlibrc", // Debian's matplotlib reads only /etc/matplotlibrc (no data-path fallback)
 	"manpath.config",
 	"mime.types",
 	"profile",

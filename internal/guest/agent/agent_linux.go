@@ -19,6 +19,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/guest/browser"
+	"github.com/paddockhq/paddock/internal/guest/code"
 	"github.com/paddockhq/paddock/internal/guest/files"
 	"github.com/paddockhq/paddock/internal/guest/process"
 	"github.com/paddockhq/paddock/internal/guest/rpc"
@@ -152,6 +153,7 @@ func (a *Agent) routes() *rpc.Mux {
 		SandboxEnv: a.sandboxEnv, OOMKills: a.oomKills, Logf: a.logf})
 	procs.Register(m)
 	browser.New(procs).Register(m)
+	code.New(procs, a.logf, code.Options{}).Register(m)
 	return m
 }
 
