@@ -29,7 +29,11 @@ func TestBuildModel(t *testing.T) {
 		pod("a", "proxy", "10.64.2.12", map[string]string{"role": "egress"}),
 		pod("b", "other", "10.64.2.13", nil),
 		pod("a", "elsewhere", "192.168.1.5", nil), // not on this node's pod network
-		func() *corev1.Pod { p := pod("a", "done", "10.64.2.14", nil); p.Status.Phase = corev1.PodSucceeded; return p }(),
+		func() *corev1.Pod {
+			p := pod("a", "done", "10.64.2.14", nil)
+			p.Status.Phase = corev1.PodSucceeded
+			return p
+		}(),
 	}
 	nss := []*corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"team": "x"}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "b"}}}
