@@ -10,12 +10,17 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps guest build run test test-short bench fuzz vet fmt clean
+.PHONY: all deps deps-kube guest build run test test-short bench fuzz vet fmt clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# What the tests need besides: the kube runtime's cluster (packages and the
+# Kubernetes binaries, built once into /var/cache/paddock and reused).
+deps-kube:
+	@scripts/deps.sh kube
 
 GUEST := internal/guestbin/bin/paddock-guest
 
@@ -31,7 +36,7 @@ run: deps build
 
 # The whole suite: unit, integration (root: real sandboxes), CLI scripts,
 # fuzz seed corpora.
-test: deps guest
+test: deps-kube guest
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
