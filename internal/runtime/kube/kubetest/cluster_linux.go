@@ -56,6 +56,8 @@ type Cluster struct {
 	janitor *exec.Cmd
 	jpipe   *os.File
 	pol     *enforcer
+	pki     *pki
+	apiURL  string
 
 	mu      sync.Mutex
 	daemons map[string]*daemon
@@ -152,6 +154,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubetest: pki: %w", err)
 	}
+	c.pki = p
 	ports, err := freePorts(8)
 	if err != nil {
 		return nil, err
@@ -162,6 +165,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	c.PauseImage = c.Registry + "/kubetest/pause:1"
 	c.BusyboxImage = c.Registry + "/kubetest/busybox:1"
 	apiURL := "https://" + netip.AddrPortFrom(c.NodeIP, uint16(apiPort)).String()
+	c.apiURL = apiURL
 	svcIP := c.net.SvcCIDR.Addr().Next()
 	apiCert, apiKey, err := p.issue(certSpec{name: "apiserver", cn: "kube-apiserver", server: true,
 		dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
@@ -442,6 +446,18 @@ func (c *Cluster) Namespace(ctx context.Context, name string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// UserConfig returns a client configuration for user name in groups,
+// authenticated by a client certificate of the cluster's CA: what RBAC
+// lets it do is whatever the test binds to it.
+func (c *Cluster) UserConfig(name string, groups ...string) (*rest.Config, error) {
+	cert, key, err := c.pki.issue(certSpec{name: "user-" + randHex(4), cn: name, orgs: groups, client: true})
+	if err != nil {
+		return nil, err
+	}
+	return &rest.Config{Host: c.apiURL, TLSClientConfig: rest.TLSClientConfig{CAFile: c.pki.CAFile, CertFile: cert, KeyFile: key},
+		QPS: 100, Burst: 200}, nil
 }
 
 // StopDaemon stops one daemon (tests of what Paddock does when the
