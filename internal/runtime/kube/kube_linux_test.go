@@ -352,7 +352,6 @@ func TestRBACAndReachability(t *testing.T) {
 	}
 }
 
-
 func mustAddr(t *testing.T, s string) netip.Addr {
 	t.Helper()
 	a, err := netip.ParseAddr(s)
