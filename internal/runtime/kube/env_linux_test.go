@@ -77,7 +77,7 @@ func (templates) Get(name string) (*template.Template, error) {
 // manager, and the kube backend on the test cluster, in a namespace of
 // its own.
 type kenv struct {
-	t     *testing.T
+	t     testing.TB
 	c     *kubetest.Cluster
 	ns    string
 	dir   string
@@ -96,7 +96,7 @@ func randName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-func newEnv(t *testing.T, opts func(*kube.Options)) *kenv {
+func newEnv(t testing.TB, opts func(*kube.Options)) *kenv {
 	t.Helper()
 	c := kubetest.Get(t)
 	e := &kenv{t: t, c: c, ns: randName("kt-"), dir: t.TempDir(), opts: opts, image: c.BusyboxImage,
