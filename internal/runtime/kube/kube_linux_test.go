@@ -360,3 +360,64 @@ func mustAddr(t *testing.T, s string) netip.Addr {
 	}
 	return a
 }
+
+// TestTwentySandboxes: twenty sandboxes at once, none reaching another's
+// listener, all reattached by a restart of Paddock halfway, and nothing
+// left of them (Pods, Secrets, emptyDir volumes on the node) after delete.
+func TestTwentySandboxes(t *testing.T) {
+	const n = 20
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	ids := make([]string, n)
+	errc := make(chan error, n)
+	for i := range ids {
+		go func(i int) {
+			sb, err := e.m.Create(ctx, e.sc, sandbox.Spec{CPU: 0.1, MemoryMB: 64})
+			ids[i] = sb.ID
+			errc <- err
+		}(i)
+	}
+	for range ids {
+		if err := <-errc; err != nil {
+			t.Fatalf("create: %v", err)
+		}
+	}
+	ips := make([]string, n)
+	for i, id := range ids {
+		if _, err := e.m.StartProcess(ctx, e.sc, id, sandbox.ProcessRequest{Cmd: []string{"nc", "-lk", "-p", "8080", "-e", "echo", "hi"}}); err != nil {
+			t.Fatal(err)
+		}
+		ips[i] = podIP(t, e, id)
+	}
+	e.shutdown()
+	e.open()
+	for i, id := range ids {
+		next := ips[(i+1)%n]
+		res, out, _, err := e.exec(id, "", "nc", "-w", "1", next, "8080")
+		if err != nil {
+			t.Fatalf("sandbox %d after the restart: %v", i, err)
+		}
+		if res.ExitCode == 0 || strings.Contains(out, "hi") {
+			t.Errorf("sandbox %d reached sandbox %d's listener", i, (i+1)%n)
+		}
+	}
+	for _, id := range ids {
+		if err := e.m.Delete(ctx, e.sc, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 2*time.Minute, "no sandbox Pod, Secret or volume left", func() error {
+		pods, err := e.c.Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=paddock"})
+		if err != nil || len(pods.Items) > 0 {
+			return fmt.Errorf("pods: %v %d", err, len(pods.Items))
+		}
+		secs, err := e.c.Client.CoreV1().Secrets(e.ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox})
+		if err != nil || len(secs.Items) > 0 {
+			return fmt.Errorf("secrets: %v %d", err, len(secs.Items))
+		}
+		if dirs, err := e.c.OrphanPodDirs(ctx); err != nil || len(dirs) > 0 {
+			return fmt.Errorf("pod volumes left on the node: %v %v", dirs, err)
+		}
+		return nil
+	})
+}

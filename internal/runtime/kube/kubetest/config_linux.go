@@ -122,6 +122,7 @@ evictionHard:
   imagefs.inodesFree: 1%%
 mergeDefaultEvictionSettings: false
 localStorageCapacityIsolation: true
+failSwapOn: false
 staticPodPath: ""
 shutdownGracePeriod: 0s
 shutdownGracePeriodCriticalPods: 0s

@@ -5,6 +5,8 @@ package kubetest
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,3 +55,28 @@ func (c *Cluster) ExecPod(ctx context.Context, ns, name string, argv ...string) 
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// OrphanPodDirs lists the kubelet's pod directories (volumes, emptyDirs,
+// Secret mounts) of Pods the API no longer has: the kubelet removes them
+// once a deleted Pod's containers are gone.
+func (c *Cluster) OrphanPodDirs(ctx context.Context) ([]string, error) {
+	pods, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	for _, p := range pods.Items {
+		live[string(p.UID)] = true
+	}
+	ents, err := os.ReadDir(filepath.Join(c.Dir, "kubelet", "pods"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !live[e.Name()] {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}

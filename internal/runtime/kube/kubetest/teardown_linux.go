@@ -32,6 +32,9 @@ var fixedPaths = []string{
 	"/etc/containerd",
 	"/opt/containerd",
 	"/var/run/kubernetes",
+	"/etc/kubernetes",
+	"/etc/cni",
+	"/opt/cni",
 }
 
 // record is what a cluster leaves in stateFile while it runs, so that its
