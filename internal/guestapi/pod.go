@@ -1,5 +1,7 @@
 package guestapi
 
+import "context"
+
 // The guest in a Kubernetes Pod (the kube runtime). There is no setup
 // socket and no Unix listener there: an init container (the guest image,
 // `paddock-guest pod-init`) copies the guest binary into an emptyDir and
@@ -42,7 +44,7 @@ type PodConfig struct {
 	ExtraFiles map[string]string `json:"extra_files,omitempty"`
 }
 
-// PodStats is the answer of GET /v1/pod/stats: the container's cgroup as
+// PodStats is the answer of RoutePodStats: the container's cgroup as
 // the guest reads it (-1 where the host does not show a counter).
 type PodStats struct {
 	MemoryBytes     int64 `json:"memory_bytes"`
@@ -51,4 +53,11 @@ type PodStats struct {
 	Pids            int64 `json:"pids"`
 	CPUUsageNs      int64 `json:"cpu_usage_ns"`
 	CPUThrottledNs  int64 `json:"cpu_throttled_ns"`
+}
+
+// PodStats reads a Pod agent's container cgroup counters.
+func (c *Client) PodStats(ctx context.Context) (PodStats, error) {
+	var ps PodStats
+	err := c.unary(ctx, RoutePodStats, Empty{}, &ps)
+	return ps, err
 }

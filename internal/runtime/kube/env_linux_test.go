@@ -22,6 +22,7 @@ import (
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestbin"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime/kube"
 	"github.com/paddockhq/paddock/internal/runtime/kube/kubetest"
 	"github.com/paddockhq/paddock/internal/sandbox"
@@ -100,7 +101,7 @@ func newEnv(t testing.TB, opts func(*kube.Options)) *kenv {
 	t.Helper()
 	c := kubetest.Get(t)
 	e := &kenv{t: t, c: c, ns: randName("kt-"), dir: t.TempDir(), opts: opts, image: c.BusyboxImage,
-		sc: sandbox.Scope{Tenant: "acme", Actor: "test"}}
+		sc: sandbox.Scope{Tenant: "acme", Actor: "test", Rights: rights.All}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := c.Namespace(ctx, e.ns); err != nil {
@@ -171,7 +172,8 @@ func (e *kenv) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, sb := range e.m.List(ctx, e.sc, nil) {
+	list, _ := e.m.List(ctx, e.sc, nil)
+	for _, sb := range list {
 		_ = e.m.Delete(ctx, e.sc, sb.ID)
 	}
 	e.shutdown()

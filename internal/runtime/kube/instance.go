@@ -3,7 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
-	"net/http"
+
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,8 +148,8 @@ func (i *instance) SetLimits(l runtime.Limits) error {
 func (i *instance) Stats() (runtime.Stats, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var ps guestapi.PodStats
-	if err := i.Guest().JSON(ctx, http.MethodGet, "/v1/pod/stats", nil, &ps); err != nil {
+	ps, err := i.Guest().PodStats(ctx)
+	if err != nil {
 		return runtime.Stats{}, err
 	}
 	st := runtime.Stats{MemoryBytes: ps.MemoryBytes, MemoryPeakBytes: ps.MemoryPeakBytes, OOMKills: ps.OOMKills,

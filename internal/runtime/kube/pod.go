@@ -42,7 +42,7 @@ const (
 	guestPath   = binMount + "/paddock-guest"
 )
 
-// podCaps are the capabilities the guest keeps (guest.PodCaps); the
+// podCaps are the capabilities the guest keeps (agent.PodCaps); the
 // workloads it starts get none.
 var podCaps = []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETPCAP"}
 

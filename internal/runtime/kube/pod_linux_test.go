@@ -5,7 +5,7 @@ package kube
 import (
 	"testing"
 
-	"github.com/paddockhq/paddock/internal/guest"
+	"github.com/paddockhq/paddock/internal/guest/agent"
 	"github.com/paddockhq/paddock/internal/harden"
 )
 
@@ -16,7 +16,7 @@ func TestPodCapsMatchTheGuest(t *testing.T) {
 		harden.CapDacReadSearch: "DAC_READ_SEARCH", harden.CapFowner: "FOWNER", harden.CapFsetid: "FSETID",
 		harden.CapKill: "KILL", harden.CapSetgid: "SETGID", harden.CapSetuid: "SETUID", harden.CapSetpcap: "SETPCAP"}
 	want := map[string]bool{}
-	for _, c := range guest.PodCaps() {
+	for _, c := range agent.PodCaps() {
 		n, ok := names[c]
 		if !ok {
 			t.Fatalf("guest keeps capability %d this test does not know", c)
