@@ -48,6 +48,9 @@ const (
 	RoutePodStats = "/v1/pod/stats"
 )
 
+// PodOnlyRoutes are served by the Pod agent alone.
+var PodOnlyRoutes = []string{RoutePodStats}
+
 // Routes lists every route, in the order of the table in doc.go.
 var Routes = []string{
 	RouteHealth, RouteExec, RouteNetwork,

@@ -131,9 +131,7 @@ func PodMain(args []string) int {
 	}
 	a.phases = append(a.phases, "main="+time.Since(mainAt).Round(time.Microsecond).String())
 	fmt.Fprintf(os.Stderr, "paddock-guest: sandbox %s ready on :%d (%s)\n", cfg.ID, *port, strings.Join(a.phases, " "))
-	mux := a.routes()
-	mux.Handle(guestapi.RoutePodStats, rpc.Unary(guestapi.MaxHead, a.podStats))
-	srv := &http.Server{Handler: mux, IdleTimeout: 5 * time.Minute,
+	srv := &http.Server{Handler: a.podRoutes(), IdleTimeout: 5 * time.Minute,
 		// Port scans and the kubelet's probes end in handshake errors:
 		// nothing a reader of the Pod's log needs.
 		ErrorLog: log.New(io.Discard, "", 0)}
@@ -333,6 +331,13 @@ func podMemoryCgroup() (int, cgroup.Version, bool) {
 		}
 	}
 	return -1, 0, false
+}
+
+// podRoutes are the agent's routes and the Pod agent's own.
+func (a *Agent) podRoutes() *rpc.Mux {
+	m := a.routes()
+	m.Handle(guestapi.RoutePodStats, rpc.Unary(guestapi.MaxHead, a.podStats))
+	return m
 }
 
 func (a *Agent) podStats(*http.Request, *guestapi.Empty) (guestapi.PodStats, error) {
