@@ -10,12 +10,17 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps guest build console run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
+.PHONY: all deps deps-kube guest build console run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# What the tests need besides: the kube runtime's cluster (packages and the
+# Kubernetes binaries, built once into /var/cache/paddock and reused).
+deps-kube:
+	@scripts/deps.sh kube
 
 GUEST := internal/guestbin/bin/paddock-guest
 
@@ -37,7 +42,7 @@ run: deps build
 
 # The whole suite: unit, integration (root: real sandboxes), CLI scripts,
 # fuzz seed corpora.
-test: deps guest
+test: deps-kube guest
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...

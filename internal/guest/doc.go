@@ -11,7 +11,8 @@
 //
 // The agent is split by service:
 //   - agent: setup, hardening, the server and its routes, health and
-//     network changes (Main is agent.Main);
+//     network changes (Main is agent.Main), and the Pod mode of the kube
+//     runtime (PodInit, PodMain);
 //   - files: the file service (read, write, list, archives, search, watch);
 //   - process: the spawner and reaper, exec, background processes and
 //     terminals;
@@ -24,3 +25,10 @@ import "github.com/paddockhq/paddock/internal/guest/agent"
 
 // Main is the guest's entry point; it returns the process exit code.
 func Main() int { return agent.Main() }
+
+// PodInit is `paddock-guest pod-init`, the init container of a Kubernetes
+// sandbox (see guestapi's pod.go).
+func PodInit(args []string) int { return agent.PodInit(args) }
+
+// PodMain is `paddock-guest pod`, the agent of one Kubernetes sandbox.
+func PodMain(args []string) int { return agent.PodMain(args) }

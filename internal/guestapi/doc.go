@@ -75,6 +75,7 @@
 //	/v1/code/contexts/delete  CodeContextRequest  -      h Empty                           not_found
 //	/v1/code/execute          CodeExecuteRequest (8MiB) - h Start, v Event…, x End§      not_found unavailable too_large limit_exceeded
 //	/v1/code/warm             CodeWarmRequest     -      h Empty                           -
+//	/v1/pod/stats             Empty               -      h PodStats (Pod agent only)       -
 //
 // † with ExecRequest.StdinStream; otherwise stdin comes in the head.
 // ‡ output frames from the guest, input (i) and control (c) frames from

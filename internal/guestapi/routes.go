@@ -51,7 +51,13 @@ const (
 	RouteCodeDelete  = "/v1/code/contexts/delete"
 	RouteCodeExecute = "/v1/code/execute"
 	RouteCodeWarm    = "/v1/code/warm"
+
+	// RoutePodStats is served by the Pod agent only (the kube runtime).
+	RoutePodStats = "/v1/pod/stats"
 )
+
+// PodOnlyRoutes are served by the Pod agent alone.
+var PodOnlyRoutes = []string{RoutePodStats}
 
 // Routes lists every route, in the order of the table in doc.go.
 var Routes = []string{
@@ -63,6 +69,7 @@ var Routes = []string{
 	RouteProcStdin, RouteProcCloseStdin, RouteProcSignal, RouteProcResize, RouteProcWait, RouteProcDeadline,
 	RouteBrowserStart, RouteBrowserStatus, RouteBrowserStop, RouteBrowserDevTools,
 	RouteCodeCreate, RouteCodeList, RouteCodeGet, RouteCodeRestart, RouteCodeDelete, RouteCodeExecute, RouteCodeWarm,
+	RoutePodStats,
 }
 
 // ContentType marks a body in this codec.

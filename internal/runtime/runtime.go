@@ -23,7 +23,10 @@ type Limits struct {
 
 // Config is what a backend needs to start one sandbox.
 type Config struct {
-	ID       string
+	ID string
+	// Tenant owns the sandbox ("" for a warm-pool member not yet claimed);
+	// backends may label their resources with it.
+	Tenant   string
 	Template *template.Template
 	Limits   Limits
 	Hostname string

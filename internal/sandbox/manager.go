@@ -334,8 +334,8 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
 		return Sandbox{}, err
 	}
-	inst, err := m.rt.Create(ctx, runtime.Config{ID: sb.ID, Template: tpl, Limits: runtimeLimits(spec), Hostname: sb.ID,
-		Network: runtimeNetwork(spec.Network)})
+	inst, err := m.rt.Create(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
+		Hostname: sb.ID, Network: runtimeNetwork(spec.Network)})
 	if err != nil {
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		m.log.Error("create sandbox", "sandbox", sb.ID, "err", err)
@@ -440,6 +440,9 @@ func (m *Manager) watch(b *box) {
 		if !gone {
 			b.sb.State = StateFailed
 			b.sb.Reason = "the sandbox's agent exited unexpectedly (killed, or out of memory)"
+			if r, ok := b.inst.(runtime.ExitReasoner); ok && r.ExitReason() != "" {
+				b.sb.Reason = r.ExitReason()
+			}
 		}
 		b.mu.Unlock()
 		if gone {
