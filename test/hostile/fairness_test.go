@@ -251,6 +251,14 @@ func TestNetDNSInFlightPerTenant(t *testing.T) {
 				t.Fatalf("positive control: with one shared bound, tenant A's flood did not starve tenant B (%d of %d answered)", ok, tries)
 			}
 			l.stillServes(victim)
+			// The flooders have stopped, but their slow lookups are still
+			// held by the upstream until it answers or times out; with one
+			// shared bound they fill it until then. "After the flood" is
+			// once they have drained.
+			if !waitFor(30*time.Second, func() bool { _, in := l.st.Egress().Use(); return in.Total == 0 }) {
+				_, in := l.st.Egress().Use()
+				t.Fatalf("the flood's lookups never drained: %d still in flight", in.Total)
+			}
 			l.allowedRequest(victim, "after the flood", ipAllowed, "dns", "fast-after.victim.test")
 			if tc.victimOK {
 				l.audited("the refused queries of tenant A", audit.Query{Action: "net.dns"}, func(r audit.Record) bool {
