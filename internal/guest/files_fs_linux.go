@@ -32,7 +32,7 @@ import (
 func openAt(dirfd int, p string, flags int, mode uint32, resolve uint64) (int, error) {
 	how := unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Mode: uint64(mode), Resolve: resolve | unix.RESOLVE_NO_MAGICLINKS}
 	for tries := 0; ; tries++ {
-		fd, err := unix.Openat2(dirfd, p, &how)
+		fd, err := openat2(dirfd, p, &how) // openat2_linux.go
 		if err == nil {
 			return fd, nil
 		}

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/cgroup"
-	"github.com/paddockhq/paddock/internal/harden"
 )
 
 // procTable spawns processes and reaps every child of PID 1.
@@ -138,7 +137,7 @@ func (t *procTable) startSpawner() error {
 		// Never unlocked: if the thread is spoiled (stranded in a cgroup),
 		// the goroutine ends and the runtime discards the thread.
 		goruntime.LockOSThread()
-		if err := harden.PrepareExecThread(); err != nil {
+		if err := prepareExecThread(); err != nil { // harden.PrepareExecThread; gvisor_linux.go
 			ready <- err
 			return
 		}
