@@ -205,3 +205,14 @@ func sh(t testing.TB, inst runtime.Instance, script string) execOut {
 	t.Helper()
 	return run(t, inst, "sh", "-c", script)
 }
+
+func mustMkdir(t testing.TB, d string) {
+	t.Helper()
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gvisorCheckpoint(dir string, leaveRunning bool) gvisor.CheckpointOptions {
+	return gvisor.CheckpointOptions{Dir: dir, LeaveRunning: leaveRunning}
+}
