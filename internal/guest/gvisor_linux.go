@@ -3,7 +3,9 @@
 package guest
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -298,7 +300,7 @@ func (l *dialListener) dial() (net.Conn, error) {
 		c.Close()
 		return nil, err
 	}
-	return &spareConn{Conn: c, l: l}, nil
+	return &spareConn{UnixConn: c.(*net.UnixConn), l: l}, nil
 }
 
 // replace asks for one more spare.
@@ -325,17 +327,82 @@ func (l *dialListener) Close() error {
 
 func (l *dialListener) Addr() net.Addr { return &net.UnixAddr{Name: l.addr, Net: "unix"} }
 
-// spareConn asks for a replacement when the host first uses it (its first
-// read returns) — data or not: a connection that ends unused (the host went
-// away, or gVisor closed it for a checkpoint) is replaced too.
+// spareConn is one of the agent's connections to the host. It asks for a
+// replacement when the host first uses it (its first read returns) — data
+// or not: a connection that ends unused (the host went away) is replaced
+// too. While unused it checks every probeEvery that the host's end still
+// exists: when gVisor saves a checkpoint of a sandbox that keeps running,
+// it closes host-backed connections without waking their readers, and
+// only a probe (a peeking read: EOF once closed) notices.
 type spareConn struct {
-	net.Conn
+	*net.UnixConn
 	l    *dialListener
-	used sync.Once
+	used bool // touched by the server's connection goroutine only, until set
+
+	mu       sync.Mutex
+	deadline time.Time // the read deadline the server asked for
+}
+
+const probeEvery = time.Second
+
+func (c *spareConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	return c.UnixConn.SetReadDeadline(t)
+}
+
+func (c *spareConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	return c.UnixConn.SetDeadline(t)
 }
 
 func (c *spareConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.used.Do(c.l.replace)
-	return n, err
+	if c.used {
+		return c.UnixConn.Read(p)
+	}
+	for {
+		c.mu.Lock()
+		want := c.deadline
+		c.mu.Unlock()
+		tick := time.Now().Add(probeEvery)
+		if !want.IsZero() && want.Before(tick) {
+			tick = want
+		}
+		_ = c.UnixConn.SetReadDeadline(tick)
+		n, err := c.UnixConn.Read(p)
+		var ne net.Error
+		timeout := errors.As(err, &ne) && ne.Timeout()
+		if n > 0 || !timeout || (!want.IsZero() && !time.Now().Before(want)) {
+			_ = c.UnixConn.SetReadDeadline(want)
+			c.used = true
+			c.l.replace()
+			return n, err
+		}
+		if !peerOpen(c.UnixConn) {
+			c.used = true
+			c.l.replace()
+			return 0, io.EOF
+		}
+	}
+}
+
+// peerOpen reports whether the host's end of an idle connection is open:
+// the host sends nothing unasked, so a peek that finds anything but "no
+// data yet" means the connection is gone.
+func peerOpen(c *net.UnixConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	open := false
+	_ = rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		open = err == unix.EAGAIN
+		return true
+	})
+	return open
 }

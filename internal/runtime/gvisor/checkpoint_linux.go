@@ -74,7 +74,12 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 		args = append(args, "--leave-running")
 	}
 	args = append(args, inst.id)
-	if err := b.runRunsc(ctx, checkpointTimeout, args...); err != nil {
+	err = b.runRunsc(ctx, checkpointTimeout, args...)
+	// gVisor closed the agent's connections as it saved: the idle ones
+	// the host holds are dead (the agent dials new ones).
+	inst.link.drain()
+	inst.guest.Close()
+	if err != nil {
 		if isNoSpace(tmp) {
 			return nil, errs.Wrap(errs.CodeLimit, err, "not enough disk space for the checkpoint image")
 		}

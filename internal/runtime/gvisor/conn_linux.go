@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/paddockhq/paddock/internal/guestapi"
 )
 
@@ -130,18 +132,56 @@ func (l *guestLink) acceptAgent() {
 	}
 }
 
-// take returns an idle connection of the agent, waiting for one.
+// take returns an idle connection of the agent, waiting for one. A
+// pooled connection that has ended meanwhile (gVisor closes them all when
+// it saves a checkpoint; the agent dials new ones) is dropped.
 func (l *guestLink) take() (net.Conn, error) {
 	t := time.NewTimer(takeTimeout)
 	defer t.Stop()
-	select {
-	case c := <-l.pool:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-t.C:
-		return nil, errors.New("the sandbox's agent offered no connection")
+	for {
+		select {
+		case c := <-l.pool:
+			if alive(c.(*net.UnixConn)) {
+				return c, nil
+			}
+			c.Close()
+		case <-l.done:
+			return nil, net.ErrClosed
+		case <-t.C:
+			return nil, errors.New("the sandbox's agent offered no connection")
+		}
 	}
+}
+
+// drain drops the idle connections (after a checkpoint: gVisor closed
+// them).
+func (l *guestLink) drain() {
+	for {
+		select {
+		case c := <-l.pool:
+			c.Close()
+		default:
+			return
+		}
+	}
+}
+
+// alive reports whether an idle connection of the agent is still open:
+// the agent sends nothing before the host's request, so a readable one
+// has ended.
+func alive(c *net.UnixConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	_ = rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		ok = err == unix.EAGAIN
+		return true
+	})
+	return ok
 }
 
 func (l *guestLink) acceptClient() {
@@ -188,14 +228,6 @@ func (l *guestLink) Close() {
 		close(l.done)
 		l.in.Close()
 		l.proxy.Close()
-		for {
-			select {
-			case c := <-l.pool:
-				c.Close()
-				continue
-			default:
-			}
-			break
-		}
+		l.drain()
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -215,4 +216,29 @@ func mustMkdir(t testing.TB, d string) {
 
 func gvisorCheckpoint(dir string, leaveRunning bool) gvisor.CheckpointOptions {
 	return gvisor.CheckpointOptions{Dir: dir, LeaveRunning: leaveRunning}
+}
+
+// assertNoTrace fails t if sandbox id left anything: its directory, runsc
+// state, a cgroup in any hierarchy, or a process naming it.
+func (e *env) assertNoTrace(t testing.TB, id string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(e.data, "gvisor", "sandboxes", id)); err == nil {
+		t.Errorf("sandbox directory of %s left", id)
+	}
+	if m, _ := filepath.Glob(filepath.Join(e.data, "gvisor", "state", id+"_sandbox:*")); len(m) > 0 {
+		t.Errorf("runsc state of %s left: %v", id, m)
+	}
+	if m, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", e.cg.Prefix(), id)); len(m) > 0 {
+		t.Errorf("cgroups of %s left: %v", id, m)
+	}
+	if m, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", e.cg.Prefix(), id)); len(m) > 0 {
+		t.Errorf("cgroup of %s left: %v", id, m)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(id)) && bytes.Contains(b, []byte("runsc")) {
+			t.Errorf("a runsc process of %s is left: %s", id, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		}
+	}
 }

@@ -159,9 +159,6 @@ func readManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalid, err, "the checkpoint image is corrupt: it holds unexpected files")
 	}
-	if len(have) != len(m.Files) {
-		return nil, badImage("it holds %d files, its manifest lists %d", len(have), len(m.Files))
-	}
 	byName := make(map[string]File, len(have))
 	for _, h := range have {
 		byName[h.Name] = h
@@ -176,6 +173,9 @@ func readManifest(dir string) (*Manifest, error) {
 		case h.CRC32C != f.CRC32C:
 			return nil, badImage("file %s does not match its checksum", f.Name)
 		}
+	}
+	if len(have) != len(m.Files) {
+		return nil, badImage("it holds %d files, its manifest lists %d", len(have), len(m.Files))
 	}
 	return m, nil
 }
