@@ -34,6 +34,13 @@ import (
 // (the host's counts only the sandbox's host threads, not its processes).
 const gvisorCgroupDir = guestapi.GVisorDir + "/cg"
 
+// flatExecGroups puts every exec in the workloads' group itself rather than
+// in a sub-group of its own (proc_linux.go). gVisor's pids controller is
+// not hierarchical — a limit applies to the tasks of its own group only —
+// so inside gVisor the sandbox-wide process limit holds only if all
+// workloads share one group. Killing an exec then kills its session.
+var flatExecGroups = false
+
 // prepareExecThread readies the spawner thread (proc_linux.go).
 var prepareExecThread = harden.PrepareExecThread
 
@@ -74,6 +81,7 @@ func mainGVisor() int {
 	swallowSignals()
 	prepareExecThread = gvisorPrepareExecThread
 	openat2 = emulatedOpenat2 // gVisor has no openat2(2)
+	flatExecGroups = true
 	ctl, err := unix.Open(guestapi.GVisorCtlDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return failGVisor(fmt.Errorf("control directory: %w", err))

@@ -219,7 +219,7 @@ type proc struct {
 // in a fresh sub-group, so that its whole tree can be found and killed later.
 func (t *procTable) spawn(s spawnSpec) (*proc, error) {
 	var sub *cgroup.Sub
-	if t.cg != nil {
+	if t.cg != nil && !flatExecGroups { // gvisor_linux.go
 		var err error
 		if sub, err = t.newSub(); err != nil {
 			return nil, fmt.Errorf("exec group: %w", err)

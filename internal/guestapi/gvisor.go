@@ -118,7 +118,7 @@ func CheckHello(r io.Reader, want string) error {
 	}
 	var buf [HelloLen]byte
 	if _, err := io.ReadFull(r, buf[:]); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadHello, err)
+		return fmt.Errorf("%w: %w", ErrBadHello, err)
 	}
 	return ParseHello(buf[:], want)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/cgroup"
@@ -34,8 +36,9 @@ func runscCgroupsPath(h *cgroup.Host, id string) string {
 
 // v1Mount is a cgroup v1 hierarchy.
 type v1Mount struct {
-	Dir  string
-	Ours bool // it has a controller Paddock manages
+	Dir         string
+	Ours        bool // it has a controller Paddock manages
+	Controllers []string
 }
 
 // paddockControllers are those internal/cgroup uses on v1.
@@ -66,6 +69,9 @@ func parseV1Mounts(mountinfo string) []v1Mount {
 		for _, o := range strings.Split(pf[2], ",") {
 			if paddockControllers[o] {
 				m.Ours = true
+			}
+			if o != "rw" && o != "ro" && !strings.Contains(o, "=") {
+				m.Controllers = append(m.Controllers, o)
 			}
 		}
 		out = append(out, m)
@@ -168,4 +174,36 @@ func rmdirTree(dir string) error {
 		}
 	}
 	return os.Remove(dir)
+}
+
+// oomKills reads the OOM kills of sandbox id's own group. The sentry and
+// gofer live there, not in the workloads' child group that
+// cgroup.Group.Stats reads: inside gVisor every process is the sentry's,
+// so an OOM kill on the host is the sandbox's end.
+func oomKills(h *cgroup.Host, id string) int64 {
+	if h.Version() == cgroup.V2 {
+		return -1 // the unified group's memory.events counts its subtree: Stats has it
+	}
+	mps, err := v1Mounts()
+	if err != nil {
+		return -1
+	}
+	for _, mp := range mps {
+		if !slices.Contains(mp.Controllers, "memory") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(mp.Dir, h.Prefix(), id, "memory.oom_control"))
+		if err != nil {
+			return -1
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
 }

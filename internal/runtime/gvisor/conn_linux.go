@@ -115,7 +115,11 @@ func (l *guestLink) acceptAgent() {
 			defer func() { <-l.shake }()
 			_ = c.SetReadDeadline(time.Now().Add(helloTimeout))
 			if err := guestapi.CheckHello(c, l.token); err != nil {
-				l.log.Warn("gvisor: refused a connection without the agent's token")
+				// A connection that ends before its hello is an agent that
+				// died dialing; a wrong hello is someone else.
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+					l.log.Warn("gvisor: refused a connection without the agent's token")
+				}
 				c.Close()
 				return
 			}

@@ -116,17 +116,31 @@ func (i *instance) Stats() (runtime.Stats, error) {
 		}
 		s = runtime.Stats{MemoryBytes: cs.MemoryBytes, MemoryPeakBytes: cs.MemoryPeakBytes, OOMKills: cs.OOMKills,
 			Pids: cs.Pids, CPUUsage: cs.CPUUsage, CPUThrottled: cs.CPUThrottled}
+		if n := oomKills(i.b.o.Cgroups, i.id); n > s.OOMKills {
+			s.OOMKills = n
+		}
 	}
-	if u, err := i.b.o.Disk.Usage(i.id); err == nil {
-		s.DiskBytes, s.DiskInodes = u.Bytes, u.Inodes
+	if i.b.o.Disk != nil {
+		if u, err := i.b.o.Disk.Usage(i.id); err == nil {
+			s.DiskBytes, s.DiskInodes = u.Bytes, u.Inodes
+		}
+	}
+	select {
+	case <-i.done:
+		return s, nil
+	default:
 	}
 	if i.guest != nil {
 		// The number of processes is the sandbox's, not the sentry's
-		// threads that the host's group counts.
+		// threads that the host's group counts; disk use is what gVisor's
+		// overlay reports inside (its upper layers are unlinked files).
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if h, err := i.guest.Health(ctx); err == nil {
 			s.Pids = int64(h.Procs)
+			if i.b.o.Disk == nil {
+				s.DiskBytes, s.DiskInodes = h.DiskBytes, h.DiskInodes
+			}
 		}
 	}
 	return s, nil
