@@ -231,7 +231,7 @@ func (b *Backend) release(inst *instance) {
 			problems = append(problems, "runsc cgroups: "+err.Error())
 		}
 	}
-	if inst.owned&ownLayer != 0 {
+	if inst.owned&ownLayer != 0 && b.o.Disk != nil {
 		if err := b.o.Disk.Remove(inst.id); err != nil {
 			problems = append(problems, "layer: "+err.Error())
 		}
@@ -290,6 +290,7 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 	}
 	inst := b.newInstance(id)
 	inst.rec = rec
+	inst.owned = ownAll // everything it had is its own again
 	if inst.pidfd = openPidfd(rec.Pid, rec.StartTime); inst.pidfd < 0 {
 		return nil, fmt.Errorf("gvisor: sentry of %s is gone", id)
 	}
