@@ -200,10 +200,13 @@ func (w *walk) follow(name string) error {
 // symlink there (errIsSymlink: the caller follows it).
 func (w *walk) openFinal(name string, how *unix.OpenHow, dirOnly bool) (int, error) {
 	flags := int(how.Flags) | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	// A trailing slash follows a final symlink even under O_NOFOLLOW (the
+	// kernel's lookup then wants a directory).
+	follow := int(how.Flags)&unix.O_NOFOLLOW == 0 || dirOnly
 	if dirOnly {
 		flags |= unix.O_DIRECTORY
 	}
-	if name != "." && int(how.Flags)&unix.O_NOFOLLOW == 0 {
+	if name != "." && follow {
 		var st unix.Stat_t
 		if err := unix.Fstatat(w.cur, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			return -1, errIsSymlink
@@ -211,12 +214,16 @@ func (w *walk) openFinal(name string, how *unix.OpenHow, dirOnly bool) (int, err
 	}
 	fd, err := unix.Openat(w.cur, name, flags, uint32(how.Mode))
 	if err != nil {
-		if err == unix.ELOOP && int(how.Flags)&unix.O_NOFOLLOW == 0 {
-			return -1, errIsSymlink // became a symlink after the check
+		if (err == unix.ELOOP || err == unix.ENOTDIR) && follow && name != "." {
+			// Became a symlink after the check?
+			var st unix.Stat_t
+			if unix.Fstatat(w.cur, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				return -1, errIsSymlink
+			}
 		}
 		return -1, err
 	}
-	if int(how.Flags)&unix.O_PATH != 0 && int(how.Flags)&unix.O_NOFOLLOW == 0 {
+	if int(how.Flags)&unix.O_PATH != 0 && follow {
 		// O_PATH|O_NOFOLLOW opens a symlink itself rather than failing.
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
