@@ -21,6 +21,7 @@ import (
 type serveFlags struct {
 	listen, data, tlsCert, tlsKey, logLevel string
 	cgroupPrefix                            string
+	runsc                                   string // serve_gvisor.go
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
 	layersSize, maxUpload                   string
@@ -64,6 +65,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxUpload, "max-upload", "16G", "largest single file write or archive upload (the sandbox's disk quota applies too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "paddock", "name of the cgroup that holds every sandbox's group")
+	fs.StringVar(&f.runsc, "runsc", "", "runsc binary for gVisor sandboxes (default: where make deps builds it)")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
 	f.http.register(fs)
 	f.obs.register(fs)
@@ -99,6 +101,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	gvisorStatus(log, f.runsc)
 	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(st.cg.Version()),
 		"layers", st.layerKind, "version", version)
 	fmt.Fprintf(e.stderr, "paddock: listening on %s\n", ln.Addr())

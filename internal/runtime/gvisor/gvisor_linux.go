@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -55,8 +54,6 @@ type Backend struct {
 	live     map[string]*instance
 	cleanups sync.WaitGroup
 }
-
-var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // New checks runsc and prepares the backend's directories. Without a
 // usable runsc it fails with an unsupported error that names the command

@@ -60,6 +60,9 @@ func (m *Manifest) Bytes() int64 {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// idRE is a sandbox id: one path component of [a-z0-9_-].
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
 // imageFileRE bounds the names an image may hold: runsc's own files are
 // plain names.
 var imageFileRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
