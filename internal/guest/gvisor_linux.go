@@ -14,6 +14,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -338,62 +339,66 @@ func (l *dialListener) Addr() net.Addr { return &net.UnixAddr{Name: l.addr, Net:
 // spareConn is one of the agent's connections to the host. It asks for a
 // replacement when the host first uses it (its first read returns) — data
 // or not: a connection that ends unused (the host went away) is replaced
-// too. While unused it checks every probeEvery that the host's end still
-// exists: when gVisor saves a checkpoint of a sandbox that keeps running,
-// it closes host-backed connections without waking their readers, and
-// only a probe (a peeking read: EOF once closed) notices.
+// too. While a read waits it checks every probeEvery that the host's end
+// still exists: when gVisor saves a checkpoint of a sandbox that keeps
+// running, it closes host-backed connections without waking their
+// readers; only a probe (a peeking read: EOF once closed) notices, and a
+// dead connection left open would make the next checkpoint fail.
 type spareConn struct {
 	*net.UnixConn
 	l    *dialListener
-	used bool // touched by the server's connection goroutine only, until set
+	used atomic.Bool
 
-	mu       sync.Mutex
-	deadline time.Time // the read deadline the server asked for
+	mu       sync.Mutex // orders the server's deadlines with the probe's
+	deadline time.Time  // the read deadline the server asked for
 }
 
 const probeEvery = time.Second
 
 func (c *spareConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.deadline = t
-	c.mu.Unlock()
 	return c.UnixConn.SetReadDeadline(t)
 }
 
 func (c *spareConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.deadline = t
-	c.mu.Unlock()
 	return c.UnixConn.SetDeadline(t)
 }
 
 func (c *spareConn) Read(p []byte) (int, error) {
-	if c.used {
-		return c.UnixConn.Read(p)
-	}
 	for {
 		c.mu.Lock()
 		want := c.deadline
-		c.mu.Unlock()
 		tick := time.Now().Add(probeEvery)
 		if !want.IsZero() && want.Before(tick) {
 			tick = want
 		}
 		_ = c.UnixConn.SetReadDeadline(tick)
+		c.mu.Unlock()
 		n, err := c.UnixConn.Read(p)
 		var ne net.Error
 		timeout := errors.As(err, &ne) && ne.Timeout()
+		c.mu.Lock()
+		want = c.deadline
+		c.mu.Unlock()
 		if n > 0 || !timeout || (!want.IsZero() && !time.Now().Before(want)) {
-			_ = c.UnixConn.SetReadDeadline(want)
-			c.used = true
-			c.l.replace()
+			c.firstUse()
 			return n, err
 		}
 		if !peerOpen(c.UnixConn) {
-			c.used = true
-			c.l.replace()
+			c.firstUse()
 			return 0, io.EOF
 		}
+	}
+}
+
+func (c *spareConn) firstUse() {
+	if !c.used.Swap(true) {
+		c.l.replace()
 	}
 }
 

@@ -91,7 +91,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	}
 	m := &Manifest{Format: manifestFormat, Runsc: RunscVersion, Sandbox: inst.id, Token: inst.rec.Token,
 		Created: time.Now().UTC(), Networked: inst.rec.NetPid != 0, DiskBytes: inst.rec.DiskBytes,
-		Pids: inst.rec.Pids, Files: files}
+		Pids: inst.rec.Pids, Hostname: inst.rec.Hostname, ShmBytes: inst.rec.ShmBytes, Files: files}
 	if err := writeJSON(filepath.Join(tmp, ManifestName), m, 0o600); err != nil {
 		return nil, fmt.Errorf("gvisor: manifest: %w", err)
 	}
@@ -119,10 +119,12 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 	if cfg.Template == nil {
 		return nil, errs.Invalid("no template")
 	}
+	t0 := time.Now()
 	m, err := readManifest(dir)
 	if err != nil {
 		return nil, err
 	}
+	tManifest := time.Since(t0)
 	if m.Networked || cfg.Network.Networked() {
 		return nil, errs.New(errs.CodeUnsupported, "restoring a gVisor sandbox with a network is not supported yet (its network stack is part of the image)")
 	}
@@ -131,7 +133,9 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 		cfg.Limits.DiskBytes = m.DiskBytes
 	}
 	inst := b.newInstance(cfg.ID)
-	inst.rec = record{Token: m.Token, Pids: m.Pids}
+	// The spec is the checkpointed sandbox's (runsc refuses any other):
+	// its hostname and shared-memory size, whatever cfg says.
+	inst.rec = record{Token: m.Token, Pids: m.Pids, Hostname: m.Hostname, ShmBytes: m.ShmBytes}
 	defer func() {
 		if err != nil {
 			b.teardown(inst)
@@ -152,15 +156,18 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 	if inst.link, err = newGuestLink(b.inSocket(cfg.ID), b.proxySocket(cfg.ID), m.Token, b.log); err != nil {
 		return nil, fmt.Errorf("guest socket: %w", err)
 	}
-	if err := b.writeSpec(inst, rfs, cfg.Hostname, "", shmSize(cfg.Limits.MemoryBytes)); err != nil {
+	if err := b.writeSpec(inst, rfs, ""); err != nil {
 		return nil, err
 	}
+	tPrep := time.Since(t0)
 	if err := b.start(ctx, inst, rfs, false, "restore", "--detach", "--image-path", dir); err != nil {
 		return nil, errs.Wrap(errs.CodeInvalid, err, "gVisor could not restore the checkpoint image")
 	}
+	tRunsc := time.Since(t0)
 	if err := b.waitReady(ctx, inst, b.o.ReadyTimeout); err != nil {
 		return nil, err
 	}
+	b.log.Debug("gvisor: restored", "sandbox", cfg.ID, "manifest", tManifest, "prepared", tPrep, "runsc", tRunsc, "ready", time.Since(t0))
 	inst.guest = guestapi.NewClient(b.proxySocket(cfg.ID))
 	b.mu.Lock()
 	b.live[inst.id] = inst

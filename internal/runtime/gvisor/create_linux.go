@@ -40,7 +40,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		return nil, err
 	}
 	inst := b.newInstance(cfg.ID)
-	inst.rec = record{Token: token, Pids: cfg.Limits.Pids}
+	inst.rec = record{Token: token, Pids: cfg.Limits.Pids, Hostname: cfg.Hostname, ShmBytes: shmSize(cfg.Limits.MemoryBytes)}
 	defer func() {
 		if err != nil {
 			b.teardown(inst)
@@ -59,7 +59,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		Version:    guestapi.Version,
 		ID:         cfg.ID,
 		Hostname:   cfg.Hostname,
-		ShmBytes:   shmSize(cfg.Limits.MemoryBytes),
+		ShmBytes:   inst.rec.ShmBytes,
 		Hosts:      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" + cfg.Hostname + "\n",
 		ResolvConf: runtime.LoopbackResolvConf,
 		Env:        cfg.Env,
@@ -92,7 +92,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	if ns != nil {
 		netns = ns.Path
 	}
-	if err := b.writeSpec(inst, rfs, cfg.Hostname, netns, gc.ShmBytes); err != nil {
+	if err := b.writeSpec(inst, rfs, netns); err != nil {
 		return nil, err
 	}
 	if err := b.start(ctx, inst, rfs, ns != nil, "run", "--detach"); err != nil {
@@ -159,15 +159,15 @@ func (b *Backend) rootfsOf(id string, t *template.Template) rootfs {
 }
 
 // writeSpec writes the sandbox's OCI bundle.
-func (b *Backend) writeSpec(inst *instance, rfs rootfs, hostname, netns string, shm int64) error {
+func (b *Backend) writeSpec(inst *instance, rfs rootfs, netns string) error {
 	spec := buildSpec(specParams{
 		Rootfs:      filepath.Join(b.sbDir(inst.id), "rootfs"),
-		Hostname:    hostname,
+		Hostname:    inst.rec.Hostname,
 		BinDir:      b.binDir(),
 		CtlDir:      b.ctlDir(inst.id),
 		NetNS:       netns,
 		CgroupsPath: runscCgroupsPath(b.o.Cgroups, inst.id),
-		ShmBytes:    shm,
+		ShmBytes:    inst.rec.ShmBytes,
 		Trees:       rfs.Trees,
 	})
 	return writeJSON(filepath.Join(b.sbDir(inst.id), "bundle", "config.json"), spec, 0o600)

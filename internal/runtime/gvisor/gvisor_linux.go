@@ -215,12 +215,12 @@ func (b *Backend) runRunsc(ctx context.Context, timeout time.Duration, args ...s
 func tail(s string) string {
 	s = strings.TrimSpace(s)
 	lines := strings.Split(s, "\n")
-	if len(lines) > 6 {
-		lines = lines[len(lines)-6:]
+	if len(lines) > 60 {
+		lines = lines[len(lines)-60:]
 	}
 	s = strings.Join(lines, " | ")
-	if len(s) > 2000 {
-		s = s[len(s)-2000:]
+	if len(s) > 20000 {
+		s = s[len(s)-20000:]
 	}
 	return s
 }

@@ -90,7 +90,7 @@ func newEnv(t testing.TB, mod func(*gvisor.Options)) *env {
 		t.Fatal(err)
 	}
 	e.opts = gvisor.Options{DataDir: data, Cgroups: e.cg, Disk: e.disk, Runsc: os.Getenv("PADDOCK_RUNSC"),
-		Log: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Log: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: testLogLevel()}))}
 	if mod != nil {
 		mod(&e.opts)
 	}
@@ -241,4 +241,13 @@ func (e *env) assertNoTrace(t testing.TB, id string) {
 			t.Errorf("a runsc process of %s is left: %s", id, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 		}
 	}
+}
+
+// testLogLevel is the backend's log level in tests: PADDOCK_TEST_DEBUG=1
+// shows its debug lines (create and restore timings).
+func testLogLevel() slog.Level {
+	if os.Getenv("PADDOCK_TEST_DEBUG") == "1" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
 }

@@ -35,6 +35,9 @@ type record struct {
 	// each upper layer.
 	Layer     string `json:"layer"`
 	DiskBytes int64  `json:"disk_bytes"`
+	// What the spec was made of: a restore must present the same spec.
+	Hostname string `json:"hostname"`
+	ShmBytes int64  `json:"shm_bytes"`
 }
 
 // What an instance holds, released in reverse by teardown.

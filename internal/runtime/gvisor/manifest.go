@@ -39,6 +39,8 @@ type Manifest struct {
 	Networked bool      `json:"networked"`
 	DiskBytes int64     `json:"disk_bytes"` // each writable layer's bound
 	Pids      int64     `json:"pids"`
+	Hostname  string    `json:"hostname"`
+	ShmBytes  int64     `json:"shm_bytes"`
 	Files     []File    `json:"files"`
 }
 
