@@ -218,6 +218,14 @@ func (b *Backend) release(inst *instance) {
 			!strings.Contains(err.Error(), "does not exist") {
 			problems = append(problems, "runsc delete: "+err.Error())
 		}
+		// A runsc killed before it wrote its state leaves its lock file
+		// (runsc delete then finds no sandbox to delete).
+		for _, ext := range []string{".state", ".lock"} {
+			p := filepath.Join(b.stateDir(), inst.id+"_sandbox:"+inst.id+ext)
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				problems = append(problems, "runsc state: "+err.Error())
+			}
+		}
 	}
 	if inst.owned&ownNetwork != 0 && b.o.Network != nil {
 		if err := b.o.Network.Detach(context.Background(), inst.id); err != nil {

@@ -5,6 +5,7 @@ package gvisor_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/runtime/gvisor"
 )
@@ -86,4 +87,23 @@ func TestSweepRemovesUnknownSandboxes(t *testing.T) {
 	}
 	_ = b2.Close() // waits for the release
 	e.assertNoTrace(t, kept.ID())
+}
+
+// TestFailedCreateLeavesNothing: a create cut short while runsc starts the
+// sandbox (here by a start-up deadline it cannot meet) fails cleanly and
+// leaves no directory, runsc state, cgroup (in any hierarchy: runsc makes
+// its own in those Paddock does not use) or process.
+func TestFailedCreateLeavesNothing(t *testing.T) {
+	for _, d := range []time.Duration{50 * time.Millisecond, 400 * time.Millisecond, 1500 * time.Millisecond} {
+		t.Run(d.String(), func(t *testing.T) {
+			e := newEnv(t, func(o *gvisor.Options) { o.ReadyTimeout = d })
+			cfg := e.config()
+			inst, err := e.b.Create(t.Context(), cfg)
+			if err == nil {
+				e.track(inst)
+				t.Skipf("the sandbox started within %s: nothing failed", d)
+			}
+			e.assertNoTrace(t, cfg.ID)
+		})
+	}
 }
