@@ -402,9 +402,9 @@ func (c *spareConn) firstUse() {
 	}
 }
 
-// peerOpen reports whether the host's end of an idle connection is open:
-// the host sends nothing unasked, so a peek that finds anything but "no
-// data yet" means the connection is gone.
+// peerOpen reports whether the host's end of a connection is open: a peek
+// that finds data (it arrived just after the read timed out) or nothing
+// yet means open; end of stream or an error means gone.
 func peerOpen(c *net.UnixConn) bool {
 	rc, err := c.SyscallConn()
 	if err != nil {
@@ -413,8 +413,8 @@ func peerOpen(c *net.UnixConn) bool {
 	open := false
 	_ = rc.Read(func(fd uintptr) bool {
 		var b [1]byte
-		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		open = err == unix.EAGAIN
+		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		open = err == unix.EAGAIN || (err == nil && n > 0)
 		return true
 	})
 	return open

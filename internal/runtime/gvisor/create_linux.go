@@ -236,7 +236,7 @@ func (b *Backend) start(ctx context.Context, inst *instance, rfs rootfs, network
 		return fmt.Errorf("pidfd: %w", err)
 	}
 	inst.rec.Pid, inst.rec.StartTime, inst.pidfd = pid, st, fd
-	go inst.watch()
+	inst.watch()
 	return nil
 }
 

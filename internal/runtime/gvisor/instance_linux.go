@@ -157,11 +157,25 @@ func (i *instance) kill() {
 	}
 }
 
-// watch waits for the sentry to exit.
+// watch waits for the sentry to exit, on a descriptor of its own (release
+// closes the instance's): it ends when the sentry does or when the
+// instance is released.
 func (i *instance) watch() {
-	for !waitPidfd(i.pidfd, time.Hour) {
+	fd, err := unix.FcntlInt(uintptr(i.pidfd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return
 	}
-	i.markDone()
+	go func() {
+		defer unix.Close(fd)
+		for !waitPidfd(fd, time.Second) {
+			select {
+			case <-i.released:
+				return
+			default:
+			}
+		}
+		i.markDone()
+	}()
 }
 
 // detach drops the host's end of the service channel without touching the
@@ -314,7 +328,7 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 		unix.Close(inst.pidfd)
 		return nil, fmt.Errorf("gvisor: %w", err)
 	}
-	go inst.watch()
+	inst.watch()
 	if err := b.waitReady(ctx, inst, 10*time.Second); err != nil {
 		inst.link.Close()
 		return nil, err
