@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps guest build run test test-short bench fuzz vet fmt clean
+.PHONY: all deps guest build console run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
@@ -26,6 +26,12 @@ guest:
 build: guest
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/paddock ./cmd/paddock
 
+# The web console (web/console → internal/console/assets, committed, so a
+# plain go build embeds it): rebuild it after changing web/console. Needs
+# Node.js 20 and npm; TestAssetsReproducible checks the committed output.
+console:
+	cd web/console && npm ci --no-audit --no-fund --ignore-scripts && node build.mjs
+
 run: deps build
 	./bin/paddock serve --data $(DATA)
 
@@ -33,6 +39,7 @@ run: deps build
 # fuzz seed corpora.
 test: deps guest
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test-short: guest
@@ -44,8 +51,24 @@ bench: build
 vet:
 	$(GO) vet ./...
 
+# go.mod lists exactly what the code imports, direct dependencies apart
+# from the indirect ones; `make test` fails when it does not.
+tidy:
+	$(GO) mod tidy
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The SDKs' wire models (from internal/api/openapi) and the sync Python
+# client (from the async one); CI fails when either is stale.
+sdk-models:
+	/usr/bin/python3 sdk/codegen/generate.py
+	/usr/bin/python3 sdk/python/tools/unasync.py
+
+# The Python and TypeScript SDK suites against a real paddock serve (part of
+# make test too).
+sdk-test: deps guest
+	$(GO) test -count=1 -v ./sdk/sdktest/
 
 clean:
 	rm -rf bin $(GUEST)

@@ -8,31 +8,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Audit types shared with the server.
-type (
-	AuditRecord = audit.Record
-	AuditPage   = audit.Page
-)
-
-// AuditQuery selects audit records (GET /v1/audit). Zero fields match
+// Audit types (package wire). Zero fields of an AuditQuery match
 // everything.
-type AuditQuery struct {
-	Sandbox, Actor, Tenant string
-	// Action matches exactly, or as a prefix when it ends in "." or "*".
-	Action       string
-	Since, Until time.Time
-	Cursor       uint64 // a NextCursor of an earlier page
-	Limit        int    // page size (server default 100, at most 1000)
-	Tail         int    // the last Tail matches instead
-	// Wait, with a Cursor, makes the server wait that long (at most 60s)
-	// for new records before answering an empty page.
-	Wait time.Duration
-}
+type (
+	AuditRecord = wire.AuditRecord
+	AuditPage   = wire.AuditPage
+	AuditQuery  = wire.AuditQuery
+)
 
-func (q AuditQuery) values() url.Values {
+func auditValues(q AuditQuery) url.Values {
 	v := url.Values{}
 	set := func(k, s string) {
 		if s != "" {
@@ -70,7 +57,7 @@ func (q AuditQuery) values() url.Values {
 func (c *Client) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	var p AuditPage
 	path := "/v1/audit"
-	if v := q.values(); len(v) > 0 {
+	if v := auditValues(q); len(v) > 0 {
 		path += "?" + v.Encode()
 	}
 	err := c.call(ctx, http.MethodGet, path, nil, &p)
@@ -83,7 +70,7 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 func (c *Client) AuditExport(ctx context.Context, q AuditQuery, w io.Writer) error {
 	q.Cursor, q.Limit, q.Tail, q.Wait = 0, 0, 0, 0
 	path := "/v1/audit/export"
-	if v := q.values(); len(v) > 0 {
+	if v := auditValues(q); len(v) > 0 {
 		path += "?" + v.Encode()
 	}
 	req, err := c.newRequest(ctx, http.MethodGet, path, nil)

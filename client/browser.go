@@ -9,16 +9,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/browser/wire"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Types of the browser API (docs/browser.md).
+// Types of the browser API (docs/browser.md; package wire).
 type (
-	BrowserStatus     = wire.Status
-	BrowserTab        = wire.Tab
-	BrowserTabs       = wire.Tabs
-	BrowserTarget     = wire.Target
-	BrowserPage       = wire.Page
+	BrowserStatus     = wire.BrowserStatus
+	BrowserTab        = wire.BrowserTab
+	BrowserTabs       = wire.BrowserTabs
+	BrowserTarget     = wire.BrowserTarget
+	BrowserPage       = wire.BrowserPage
 	NavigateRequest   = wire.NavigateRequest
 	ClickRequest      = wire.ClickRequest
 	TypeRequest       = wire.TypeRequest
@@ -34,7 +34,7 @@ type (
 	ScreenshotRequest = wire.ScreenshotRequest
 	Screenshot        = wire.Screenshot
 	OpenTabRequest    = wire.OpenTabRequest
-	BrowserDownloads  = wire.Downloads
+	BrowserDownloads  = wire.BrowserDownloads
 )
 
 // maxScreenshot bounds a screenshot read from the server.

@@ -1,5 +1,11 @@
 // Package client is the Go client for Paddock's REST API; the paddock CLI
-// is built on it.
+// is built on it. Its types are package wire's, the API's own shapes: the
+// client imports no part of the server.
+//
+// Errors: an answer of the server is an *Error (its status, its code, its
+// message); no answer at all is an *UnreachableError. Both carry a code of
+// the API (ErrorCode) and a message fit to show (PublicMessage), so that
+// code built over the client words them as it would the server's own.
 package client
 
 import (
@@ -16,24 +22,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Types shared with the server.
+// Types of sandboxes and exec (package wire).
 type (
-	Spec        = sandbox.Spec
-	Network     = sandbox.Network
-	Sandbox     = sandbox.Sandbox
-	ExecRequest = sandbox.ExecRequest
-	ExecResult  = sandbox.ExecResult
+	Spec         = wire.Spec
+	Network      = wire.Network
+	InjectRule   = wire.InjectRule
+	Sandbox      = wire.Sandbox
+	ExecRequest  = wire.ExecRequest
+	ExecResult   = wire.ExecResult
+	ExecResponse = wire.ExecResponse
+	Stats        = wire.Stats
+	Template     = wire.Template
 )
-
-// ExecResponse is a buffered exec's answer.
-type ExecResponse struct {
-	ExecResult
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"`
-}
 
 // DefaultURL is where the CLI looks when PADDOCK_URL is unset.
 const DefaultURL = "http://127.0.0.1:7070"
@@ -68,16 +71,66 @@ func (c *Client) Key() string { return c.key }
 // Error is an error answer from the server.
 type Error struct {
 	Status  int
-	Code    string
+	Code    string // the API's code (wire.Code*); "http_NNN" for an answer that had none
 	Message string
+	Server  string // the server's base URL
 }
 
 func (e *Error) Error() string { return e.Message + " (" + e.Code + ")" }
 
+// ErrorCode is the API's code of the answer; one that had none (a proxy's
+// 502, say) is unavailable.
+func (e *Error) ErrorCode() string {
+	if e.Code == "" || strings.HasPrefix(e.Code, "http_") {
+		return wire.CodeUnavailable
+	}
+	return e.Code
+}
+
+// PublicMessage is the server's message (or, for an answer without one,
+// which server answered what).
+func (e *Error) PublicMessage() string {
+	if e.Code == "" || strings.HasPrefix(e.Code, "http_") {
+		return fmt.Sprintf("the Paddock server at %s answered %s", e.Server, e.Message)
+	}
+	return e.Message
+}
+
+// UnreachableError is a call that got no answer: the server could not be
+// reached, or the call was cancelled or timed out first.
+type UnreachableError struct {
+	Server string // the server's base URL
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the Paddock server at %s: %v", e.Server, e.Err)
+}
+
+// Unwrap is the cause.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ErrorCode is timeout for a cancelled call, else unavailable.
+func (e *UnreachableError) ErrorCode() string {
+	if errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded) {
+		return wire.CodeTimeout
+	}
+	return wire.CodeUnavailable
+}
+
+// PublicMessage says what failed; the cause, which names hosts and
+// addresses of the caller's network, is left to Error.
+func (e *UnreachableError) PublicMessage() string {
+	if e.ErrorCode() == wire.CodeTimeout {
+		return "the call was cancelled or timed out"
+	}
+	return fmt.Sprintf("cannot reach the Paddock server at %s; is `paddock serve` running there (PADDOCK_URL)?", e.Server)
+}
+
 // IsNotFound reports whether err is a not_found answer.
 func IsNotFound(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Code == "not_found"
+	return errors.As(err, &e) && e.Code == wire.CodeNotFound
 }
 
 func (c *Client) newRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
@@ -109,24 +162,27 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the Paddock server at %s: %w", c.base, err)
+		return nil, &UnreachableError{Server: c.base, Err: err}
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
-		return nil, decodeError(resp)
+		return nil, c.decodeError(resp)
 	}
 	return resp, nil
 }
 
-func decodeError(resp *http.Response) error {
-	var body struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
+func (c *Client) decodeError(resp *http.Response) error {
+	var body wire.ErrorBody
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if json.Unmarshal(b, &body) != nil || body.Error.Code == "" {
-		return &Error{Status: resp.StatusCode, Code: "http_" + fmt.Sprint(resp.StatusCode), Message: strings.TrimSpace(resp.Status)}
+		return &Error{Status: resp.StatusCode, Code: "http_" + fmt.Sprint(resp.StatusCode), Message: strings.TrimSpace(resp.Status), Server: c.base}
 	}
-	return &Error{Status: resp.StatusCode, Code: body.Error.Code, Message: body.Error.Message}
+	return &Error{Status: resp.StatusCode, Code: body.Error.Code, Message: body.Error.Message, Server: c.base}
+}
+
+// streamError is an error line of a stream whose status was already sent.
+func (c *Client) streamError(d wire.ErrorDetail) error {
+	return &Error{Status: http.StatusOK, Code: d.Code, Message: d.Message, Server: c.base}
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
@@ -163,9 +219,7 @@ func (c *Client) List(ctx context.Context, labels map[string]string) ([]Sandbox,
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out struct {
-		Sandboxes []Sandbox `json:"sandboxes"`
-	}
+	var out wire.SandboxList
 	err := c.call(ctx, http.MethodGet, path, nil, &out)
 	return out.Sandboxes, err
 }
@@ -186,22 +240,20 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 func (c *Client) SetTimeout(ctx context.Context, id string, d time.Duration) (Sandbox, error) {
 	var sb Sandbox
 	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/timeout",
-		map[string]int64{"timeout_s": int64(d / time.Second)}, &sb)
+		wire.TimeoutRequest{TimeoutS: int64(d / time.Second)}, &sb)
 	return sb, err
 }
 
 // Stats reads a sandbox's resource usage.
-func (c *Client) Stats(ctx context.Context, id string) (map[string]any, error) {
-	var st map[string]any
+func (c *Client) Stats(ctx context.Context, id string) (Stats, error) {
+	var st Stats
 	err := c.call(ctx, http.MethodGet, "/v1/sandboxes/"+url.PathEscape(id)+"/stats", nil, &st)
 	return st, err
 }
 
 // Templates lists templates.
-func (c *Client) Templates(ctx context.Context) ([]map[string]any, error) {
-	var out struct {
-		Templates []map[string]any `json:"templates"`
-	}
+func (c *Client) Templates(ctx context.Context) ([]Template, error) {
+	var out wire.TemplateList
 	err := c.call(ctx, http.MethodGet, "/v1/templates", nil, &out)
 	return out.Templates, err
 }
@@ -229,13 +281,7 @@ func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, std
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		var ev struct {
-			Stdout *string `json:"stdout"`
-			Stderr *string `json:"stderr"`
-			Error  *struct{ Code, Message string }
-			ExecResult
-			ExitCode *int `json:"exit_code"`
-		}
+		var ev wire.ExecLine
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return ExecResult{}, fmt.Errorf("malformed stream line: %w", err)
 		}
@@ -249,7 +295,7 @@ func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, std
 				return ExecResult{}, err
 			}
 		case ev.Error != nil:
-			return ExecResult{}, &Error{Status: 200, Code: ev.Error.Code, Message: ev.Error.Message}
+			return ExecResult{}, c.streamError(*ev.Error)
 		case ev.ExitCode != nil:
 			res := ev.ExecResult
 			res.ExitCode = *ev.ExitCode

@@ -1,63 +1,55 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
-	"github.com/paddockhq/paddock/internal/guestapi"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Types of the files API (docs/files.md).
 type (
-	FileInfo        = sandbox.FileInfo
-	ReadFileRequest = sandbox.ReadFileRequest
-	WriteRequest    = sandbox.WriteRequest
-	StatRequest     = sandbox.StatRequest
-	ListRequest     = sandbox.ListRequest
-	ListResult      = sandbox.ListResult
-	MkdirRequest    = sandbox.MkdirRequest
-	MoveRequest     = sandbox.MoveRequest
-	RemoveRequest   = sandbox.RemoveRequest
-	RemoveResult    = sandbox.RemoveResult
-	ArchiveRequest  = sandbox.ArchiveRequest
-	ExtractRequest  = sandbox.ExtractRequest
-	ExtractResult   = sandbox.ExtractResult
-	WatchRequest    = sandbox.WatchRequest
-	FileEvent       = sandbox.FileEvent
-	FindRequest     = sandbox.FindRequest
-	FindResult      = sandbox.FindResult
-	SearchRequest   = sandbox.SearchRequest
-	SearchResult    = sandbox.SearchResult
-	SearchMatch     = sandbox.SearchMatch
-	EditRequest     = sandbox.EditRequest
-	EditResult      = sandbox.EditResult
+	FileInfo        = wire.FileInfo
+	ReadFileRequest = wire.ReadRequest
+	WriteRequest    = wire.WriteRequest
+	StatRequest     = wire.StatRequest
+	ListRequest     = wire.ListRequest
+	ListResult      = wire.ListResult
+	MkdirRequest    = wire.MkdirRequest
+	MoveRequest     = wire.MoveRequest
+	RemoveRequest   = wire.RemoveRequest
+	RemoveResult    = wire.RemoveResult
+	ArchiveRequest  = wire.ArchiveRequest
+	ExtractRequest  = wire.ExtractRequest
+	ExtractResult   = wire.ExtractResult
+	WatchRequest    = wire.WatchRequest
+	FileEvent       = wire.FileEvent
+	FindRequest     = wire.FindRequest
+	FindResult      = wire.FindResult
+	SearchRequest   = wire.SearchRequest
+	SearchResult    = wire.SearchResult
+	SearchMatch     = wire.SearchMatch
+	EditRequest     = wire.EditRequest
+	EditResult      = wire.EditResult
+	// File is an open read of a file: Body yields Length bytes from
+	// Offset of a file of Size bytes. Close it.
+	File = wire.File
 )
 
 // Entry types of FileInfo.Type.
 const (
-	TypeFile    = guestapi.TypeFile
-	TypeDir     = guestapi.TypeDir
-	TypeSymlink = guestapi.TypeSymlink
-	TypeOther   = guestapi.TypeOther
+	TypeFile    = wire.TypeFile
+	TypeDir     = wire.TypeDir
+	TypeSymlink = wire.TypeSymlink
+	TypeOther   = wire.TypeOther
 )
-
-// File is an open read of a file: Body yields Length bytes from Offset of
-// a file of Size bytes. Close it.
-type File struct {
-	Body   io.ReadCloser
-	Size   int64
-	Offset int64
-	Length int64
-	Mode   string
-	MTime  time.Time
-}
 
 func filesPath(id, sub string, q url.Values) string {
 	p := "/v1/sandboxes/" + url.PathEscape(id) + "/files" + sub
@@ -96,9 +88,9 @@ func (c *Client) OpenFile(ctx context.Context, id string, r ReadFileRequest) (*F
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Body: resp.Body, Length: resp.ContentLength, Mode: resp.Header.Get(guestapi.HeaderMode)}
+	f := &File{Body: resp.Body, Length: resp.ContentLength, Mode: resp.Header.Get(wire.HeaderMode)}
 	f.Size = -1 // a /proc or /sys file: unknown until read
-	if h := resp.Header.Get(guestapi.HeaderSize); h != "" {
+	if h := resp.Header.Get(wire.HeaderSize); h != "" {
 		f.Size, _ = strconv.ParseInt(h, 10, 64)
 	}
 	f.Offset = r.Offset
@@ -233,12 +225,16 @@ func (c *Client) ListFiles(ctx context.Context, id string, r ListRequest) (ListR
 		return ListResult{}, err
 	}
 	defer resp.Body.Close()
-	// Listings run to megabytes: read whole, decode with the fast decoder.
+	// Listings run to megabytes: read whole, then decode.
 	buf := bytes.NewBuffer(make([]byte, 0, max(resp.ContentLength, 512)))
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return ListResult{}, err
 	}
-	return guestapi.DecodeList(buf.Bytes())
+	var res ListResult
+	if err := json.Unmarshal(buf.Bytes(), &res); err != nil {
+		return ListResult{}, fmt.Errorf("malformed listing: %w", err)
+	}
+	return res, nil
 }
 
 // MakeDir makes a directory.
@@ -317,13 +313,31 @@ func (c *Client) SearchFiles(ctx context.Context, id string, r SearchRequest) (S
 }
 
 // Watch is an open watch stream.
-type Watch struct{ s *guestapi.WatchStream }
+type Watch struct {
+	body io.ReadCloser
+	sc   *bufio.Scanner
+}
+
+// maxEventLine bounds one event line (two paths and a little JSON).
+const maxEventLine = 64 << 10
 
 // Next blocks for the next event (io.EOF when the stream ended).
-func (w *Watch) Next() (FileEvent, error) { return w.s.Next() }
+func (w *Watch) Next() (FileEvent, error) {
+	if !w.sc.Scan() {
+		if err := w.sc.Err(); err != nil {
+			return FileEvent{}, fmt.Errorf("watch stream: %w", err)
+		}
+		return FileEvent{}, io.EOF
+	}
+	var ev FileEvent
+	if err := json.Unmarshal(w.sc.Bytes(), &ev); err != nil {
+		return FileEvent{}, fmt.Errorf("malformed watch event: %w", err)
+	}
+	return ev, nil
+}
 
 // Close ends the watch.
-func (w *Watch) Close() error { return w.s.Close() }
+func (w *Watch) Close() error { return w.body.Close() }
 
 // WatchFiles streams changes under a path; the first event is "ready".
 func (c *Client) WatchFiles(ctx context.Context, id string, r WatchRequest) (*Watch, error) {
@@ -342,5 +356,7 @@ func (c *Client) WatchFiles(ctx context.Context, id string, r WatchRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
-	return &Watch{s: guestapi.NewWatchStream(resp.Body)}, nil
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 4096), maxEventLine)
+	return &Watch{body: resp.Body, sc: sc}, nil
 }

@@ -6,35 +6,23 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Types of keys, tenants and tokens, shared with the server.
+// Types of keys, tenants and tokens (package wire).
 type (
-	Key          = auth.KeyInfo
-	CreatedKey   = auth.CreatedKey
-	Scope        = auth.Scope
-	Quotas       = tenant.Quotas
-	Defaults     = tenant.Defaults
-	SandboxToken = auth.Token
+	Key          = wire.KeyInfo
+	CreatedKey   = wire.CreatedKey
+	Scope        = wire.Scope
+	Quotas       = wire.Quotas
+	Defaults     = wire.Defaults
+	Usage        = wire.Usage
+	SandboxToken = wire.Token
+	// Tenant is a tenant as the server shows it, with its current usage.
+	Tenant = wire.Tenant
+	// KeyRequest asks for a key. Format is "paddock" (default) or "e2b".
+	KeyRequest = wire.KeyRequest
 )
-
-// Tenant is a tenant as the server shows it, with its current usage.
-type Tenant struct {
-	tenant.Tenant
-	Usage *tenant.Usage `json:"usage,omitempty"`
-}
-
-// KeyRequest asks for a key. Format is "paddock" (default) or "e2b".
-type KeyRequest struct {
-	Tenant      string     `json:"tenant"`
-	Scopes      []Scope    `json:"scopes"`
-	Name        string     `json:"name,omitempty"`
-	Description string     `json:"description,omitempty"`
-	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
-	Format      string     `json:"format,omitempty"`
-}
 
 // CreateKey makes an API key (admin). The answer holds the key: the only
 // time it is shown.
@@ -50,9 +38,7 @@ func (c *Client) ListKeys(ctx context.Context, tenantName string) ([]Key, error)
 	if tenantName != "" {
 		path += "?tenant=" + url.QueryEscape(tenantName)
 	}
-	var out struct {
-		Keys []Key `json:"keys"`
-	}
+	var out wire.KeyList
 	err := c.call(ctx, http.MethodGet, path, nil, &out)
 	return out.Keys, err
 }
@@ -65,15 +51,13 @@ func (c *Client) RevokeKey(ctx context.Context, id string) error {
 // CreateTenant makes a tenant (admin).
 func (c *Client) CreateTenant(ctx context.Context, name string, q Quotas) (Tenant, error) {
 	var t Tenant
-	err := c.call(ctx, http.MethodPost, "/v1/tenants", map[string]any{"name": name, "quotas": q}, &t)
+	err := c.call(ctx, http.MethodPost, "/v1/tenants", wire.TenantRequest{Name: name, Quotas: q}, &t)
 	return t, err
 }
 
 // ListTenants lists tenants (admin).
 func (c *Client) ListTenants(ctx context.Context) ([]Tenant, error) {
-	var out struct {
-		Tenants []Tenant `json:"tenants"`
-	}
+	var out wire.TenantList
 	err := c.call(ctx, http.MethodGet, "/v1/tenants", nil, &out)
 	return out.Tenants, err
 }
@@ -88,7 +72,7 @@ func (c *Client) GetTenant(ctx context.Context, name string) (Tenant, error) {
 // SetQuotas replaces a tenant's quotas (admin).
 func (c *Client) SetQuotas(ctx context.Context, name string, q Quotas) (Tenant, error) {
 	var t Tenant
-	err := c.call(ctx, http.MethodPut, "/v1/tenants/"+url.PathEscape(name), map[string]any{"quotas": q}, &t)
+	err := c.call(ctx, http.MethodPut, "/v1/tenants/"+url.PathEscape(name), wire.QuotasRequest{Quotas: q}, &t)
 	return t, err
 }
 
@@ -98,6 +82,6 @@ func (c *Client) SetQuotas(ctx context.Context, name string, q Quotas) (Tenant, 
 func (c *Client) CreateToken(ctx context.Context, id string, scopes []Scope, ttl time.Duration) (SandboxToken, error) {
 	var t SandboxToken
 	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/tokens",
-		map[string]any{"scopes": scopes, "ttl_s": int64(ttl / time.Second)}, &t)
+		wire.TokenRequest{Scopes: scopes, TTLS: int64(ttl / time.Second)}, &t)
 	return t, err
 }

@@ -13,30 +13,40 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Process types shared with the server.
+// Process types (package wire).
 type (
-	ProcessRequest = sandbox.ProcessRequest
-	ProcessInfo    = sandbox.ProcessInfo
-	PTYSize        = sandbox.PTYSize
+	ProcessRequest = wire.ProcessRequest
+	ProcessInfo    = wire.ProcessInfo
+	PTYSize        = wire.PTYSize
+	// OutputEvent is one piece of a process's output stream. With Data
+	// empty it is a position: the stream continues at Offset, and Dropped
+	// bytes before it were lost (overwritten in the server's ring buffer).
+	OutputEvent = wire.OutputEvent
+	// OutputOptions tune ProcessOutput. From is "start" (default: the
+	// oldest byte kept), "tail" (new output only), an offset, or
+	// wire.FromOffsets; Follow keeps the stream open until the process
+	// exits.
+	OutputOptions = wire.OutputOptions
 )
 
 // ProcessRef names a process: a pid, a process id ("p7") or "tag:NAME".
-type ProcessRef string
+// It is a string, as the server's own methods take.
+type ProcessRef = string
 
 // PID refers to a process by pid (a running process wins over exited ones
 // that had the same pid).
-func PID(pid int) ProcessRef { return ProcessRef(strconv.Itoa(pid)) }
+func PID(pid int) ProcessRef { return strconv.Itoa(pid) }
 
 // Tag refers to a process by tag.
-func Tag(tag string) ProcessRef { return ProcessRef("tag:" + tag) }
+func Tag(tag string) ProcessRef { return "tag:" + tag }
 
 func procPath(id string, ref ProcessRef, tail string) string {
 	p := "/v1/sandboxes/" + url.PathEscape(id) + "/processes"
 	if ref != "" {
-		p += "/" + url.PathEscape(string(ref))
+		p += "/" + url.PathEscape(ref)
 	}
 	return p + tail
 }
@@ -51,9 +61,7 @@ func (c *Client) StartProcess(ctx context.Context, id string, req ProcessRequest
 
 // Processes lists a sandbox's running and recently exited processes.
 func (c *Client) Processes(ctx context.Context, id string) ([]ProcessInfo, error) {
-	var out struct {
-		Processes []ProcessInfo `json:"processes"`
-	}
+	var out wire.ProcessList
 	err := c.call(ctx, http.MethodGet, procPath(id, "", ""), nil, &out)
 	return out.Processes, err
 }
@@ -75,10 +83,8 @@ func (c *Client) KillProcess(ctx context.Context, id string, ref ProcessRef) (Pr
 // SignalProcess sends a signal ("SIGTERM", "INT", "9"...) to a process, or
 // with tree to every process of its tree; it returns how many got it.
 func (c *Client) SignalProcess(ctx context.Context, id string, ref ProcessRef, signal string, tree bool) (int, error) {
-	var out struct {
-		Signalled int `json:"signalled"`
-	}
-	err := c.call(ctx, http.MethodPost, procPath(id, ref, "/signal"), map[string]any{"signal": signal, "tree": tree}, &out)
+	var out wire.SignalResult
+	err := c.call(ctx, http.MethodPost, procPath(id, ref, "/signal"), wire.SignalRequest{Signal: signal, Tree: tree}, &out)
 	return out.Signalled, err
 }
 
@@ -86,7 +92,8 @@ func (c *Client) SignalProcess(ctx context.Context, id string, ref ProcessRef, s
 // State is still "running" if it did not.
 func (c *Client) WaitProcess(ctx context.Context, id string, ref ProcessRef, timeout time.Duration) (ProcessInfo, error) {
 	var info ProcessInfo
-	err := c.call(ctx, http.MethodPost, procPath(id, ref, "/wait"), map[string]int64{"timeout_ms": timeout.Milliseconds()}, &info)
+	ms := timeout.Milliseconds()
+	err := c.call(ctx, http.MethodPost, procPath(id, ref, "/wait"), wire.WaitRequest{TimeoutMs: &ms}, &info)
 	return info, err
 }
 
@@ -102,9 +109,7 @@ func (c *Client) WriteStdin(ctx context.Context, id string, ref ProcessRef, r io
 		return 0, err
 	}
 	defer resp.Body.Close()
-	var out struct {
-		Bytes int64 `json:"bytes"`
-	}
+	var out wire.StdinResult
 	err = json.NewDecoder(resp.Body).Decode(&out)
 	return out.Bytes, err
 }
@@ -117,25 +122,6 @@ func (c *Client) CloseStdin(ctx context.Context, id string, ref ProcessRef) erro
 // ResizeProcess changes the size of a process's terminal.
 func (c *Client) ResizeProcess(ctx context.Context, id string, ref ProcessRef, size PTYSize) error {
 	return c.call(ctx, http.MethodPost, procPath(id, ref, "/resize"), size, nil)
-}
-
-// OutputEvent is one line of a process's output stream. With Data empty
-// it is a position: the stream continues at Offset, and Dropped bytes
-// before it were lost (overwritten in the server's ring buffer).
-type OutputEvent struct {
-	Stream  string
-	Offset  int64
-	Data    []byte
-	Dropped int64
-}
-
-// OutputOptions tune ProcessOutput.
-type OutputOptions struct {
-	// From is "start" (default: the oldest byte kept), "tail" (new output
-	// only), an offset, or "stdout:N,stderr:M".
-	From string
-	// Follow keeps the stream open until the process exits.
-	Follow bool
 }
 
 // ProcessOutput streams a process's output to fn and returns its state at
@@ -161,32 +147,27 @@ func (c *Client) ProcessOutput(ctx context.Context, id string, ref ProcessRef, o
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		var line struct {
-			Stream  string       `json:"stream"`
-			Offset  int64        `json:"offset"`
-			Dropped int64        `json:"dropped"`
-			Data    *string      `json:"data"`
-			DataB64 string       `json:"data_b64"`
-			Process *ProcessInfo `json:"process"`
-			Error   *struct{ Code, Message string }
-		}
+		var line wire.OutputLine
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			return ProcessInfo{}, fmt.Errorf("malformed stream line: %w", err)
 		}
 		switch {
 		case line.Error != nil:
-			return ProcessInfo{}, &Error{Status: 200, Code: line.Error.Code, Message: line.Error.Message}
+			return ProcessInfo{}, c.streamError(*line.Error)
 		case line.Process != nil:
 			return *line.Process, nil
 		}
-		ev := OutputEvent{Stream: line.Stream, Offset: line.Offset, Dropped: line.Dropped}
+		ev := OutputEvent{Stream: line.Stream, Dropped: line.Dropped}
+		if line.Offset != nil {
+			ev.Offset = *line.Offset
+		}
 		switch {
 		case line.DataB64 != "":
 			if ev.Data, err = base64.StdEncoding.DecodeString(line.DataB64); err != nil {
 				return ProcessInfo{}, fmt.Errorf("malformed stream data: %w", err)
 			}
-		case line.Data != nil:
-			ev.Data = []byte(*line.Data)
+		case line.Data != "":
+			ev.Data = []byte(line.Data)
 		}
 		if err := fn(ev); err != nil {
 			return ProcessInfo{}, err

@@ -46,7 +46,7 @@ func (c *Client) dialWS(ctx context.Context, path string, q url.Values) (*websoc
 	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h, Subprotocols: []string{wsProtocol}})
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil {
-			return nil, decodeError(resp)
+			return nil, c.decodeError(resp)
 		}
 		return nil, fmt.Errorf("cannot open a WebSocket to the Paddock server at %s: %w", c.base, err)
 	}

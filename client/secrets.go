@@ -5,14 +5,11 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Types of secrets, shared with the server.
-type (
-	SecretInfo = secret.Info
-	InjectRule = secret.Rule
-)
+// SecretInfo is what anyone may know of a secret: never its value.
+type SecretInfo = wire.SecretInfo
 
 func secretPath(name, tenant string) string {
 	p := "/v1/secrets"
@@ -30,15 +27,13 @@ func secretPath(name, tenant string) string {
 // never answered.
 func (c *Client) SetSecret(ctx context.Context, tenant, name, value string) (SecretInfo, error) {
 	var in SecretInfo
-	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), map[string]string{"value": value}, &in)
+	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value}, &in)
 	return in, err
 }
 
 // ListSecrets lists secrets: names and times, never values.
 func (c *Client) ListSecrets(ctx context.Context, tenant string) ([]SecretInfo, error) {
-	var out struct {
-		Secrets []SecretInfo `json:"secrets"`
-	}
+	var out wire.SecretList
 	err := c.call(ctx, http.MethodGet, secretPath("", tenant), nil, &out)
 	return out.Secrets, err
 }

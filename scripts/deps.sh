@@ -23,6 +23,11 @@ declare -A pkgs=(
   [bwrap]=bubblewrap       # benchmark peer
   [runc]=runc              # benchmark peer
   [chromium]=chromium      # the sandbox browser (docs/browser.md)
+  [docker-registry]=docker-registry # image template tests: a real registry (docs/templates.md)
+  [skopeo]=skopeo          # image template tests: docker-save and OCI archives
+  [umoci]=umoci            # image pull benchmark peer
+  [buildah]=buildah        # Dockerfile build benchmark peer
+  [busybox]=busybox-static # Dockerfile build tests: a small static userland
 )
 missing=()
 for cmd in "${!pkgs[@]}"; do
@@ -30,6 +35,19 @@ for cmd in "${!pkgs[@]}"; do
 done
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 [ -e /usr/share/fonts/truetype/liberation ] || missing+=(fonts-liberation) # pages render with real fonts
+# The Python SDK's suite and wheel (sdk/sdktest), with Debian's python3:
+# python module → Debian package.
+declare -A pymods=([httpx]=python3-httpx [websockets]=python3-websockets [pytest]=python3-pytest
+  [pip]=python3-pip [setuptools]=python3-setuptools [wheel]=python3-wheel)
+for mod in "${!pymods[@]}"; do
+  /usr/bin/python3 -c "import $mod" 2>/dev/null || missing+=("${pymods[$mod]}")
+done
+# Code contexts (docs/code.md): Debian's Jupyter kernel and data stack for
+# /usr/bin/python3, and TypeScript for Node.
+for mod in ipykernel:python3-ipykernel numpy:python3-numpy pandas:python3-pandas matplotlib:python3-matplotlib; do
+  /usr/bin/python3 -c "import ${mod%%:*}" 2>/dev/null || missing+=("${mod#*:}")
+done
+[ -e /usr/share/nodejs/typescript ] || missing+=(node-typescript)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${missing[*]}; run as root to install them" >&2

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/paddockhq/paddock/internal/audit"
-	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
@@ -73,27 +71,5 @@ func TestAuditVerifyCommand(t *testing.T) {
 	_, _, err = runCLI("audit", "verify", "--data", data)
 	if err == nil || !strings.Contains(err.Error(), "seq 8 (audit-00000001.jsonl line 8)") {
 		t.Fatalf("edited record: %v", err)
-	}
-}
-
-type obsFunc func(context.Context, sandbox.Event) error
-
-func (f obsFunc) Event(ctx context.Context, e sandbox.Event) error { return f(ctx, e) }
-
-// The audit log refusing an intent stops the fan-out (the action will not
-// happen); a result reaches every observer even if the log failed.
-func TestFanout(t *testing.T) {
-	var seen []string
-	failing := obsFunc(func(context.Context, sandbox.Event) error { return errors.New("disk full") })
-	counting := obsFunc(func(_ context.Context, e sandbox.Event) error { seen = append(seen, e.Phase); return nil })
-	f := fanout{failing, counting}
-	if err := f.Event(context.Background(), sandbox.Event{Phase: "intent"}); err == nil {
-		t.Fatal("intent error lost")
-	}
-	if err := f.Event(context.Background(), sandbox.Event{Phase: "result"}); err == nil {
-		t.Fatal("result error lost")
-	}
-	if strings.Join(seen, ",") != "result" {
-		t.Fatalf("seen %v", seen)
 	}
 }

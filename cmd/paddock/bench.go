@@ -8,26 +8,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"strings"
 	"time"
 
-	"github.com/google/nftables"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/bench"
-	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/server"
 )
 
 // benchFlags are paddock bench's options.
@@ -212,12 +208,12 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 		return nil, err
 	}
 	prefix := fmt.Sprintf("paddock-bench-%d-%d", os.Getpid(), b.opened)
-	var st *stack
+	var srv *server.Server
 	dropTable := func() {}
 	defer func() {
 		if err != nil {
-			if st != nil {
-				st.Close()
+			if srv != nil {
+				_ = srv.Close(context.Background())
 			}
 			dropTable()
 			removeBenchDir(dir, prefix)
@@ -226,72 +222,57 @@ func (b *embeddedBench) Open(ctx context.Context, pool int) (_ *bench.Stack, err
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, err
 	}
-	key := os.Getenv("PADDOCK_ADMIN_KEY")
-	if key == "" {
-		key = auth.NewKey()
-		if err := os.WriteFile(filepath.Join(dir, "admin.key"), []byte(key+"\n"), 0o600); err != nil {
-			return nil, err
-		}
-	}
 	alive := max(b.f.density, b.f.runs, b.f.concurrency) + pool + 16
 	sf := benchServeFlags(dir, pool, min(alive, benchSlots), b.uidBase, prefix)
 	sf.net.dnsHosts, sf.net.allowNet = b.f.dnsHosts, b.f.allowCIDRs
 	var netNote string
 	dropTable, netNote = benchNetwork(sf)
-	st, err = openStack(ctx, b.log, sf, io.Discard) // stack.go: serve's construction
+	cfg, err := sf.config(b.log) // serve's configuration from serve's flags
 	if err != nil {
 		return nil, err
 	}
-	web, err := newWeb(sf, b.log) // serve_http.go
-	if err != nil {
+	// internal/server: serve's construction; a generated key stays in the
+	// bench's data directory.
+	cfg.KeyOut = io.Discard
+	if srv, err = server.Open(ctx, cfg); err != nil {
 		return nil, err
 	}
-	srv := benchAPI(ctx, sf, st, web, b.log)
-	hs := web.server(srv.Handler())
-	ln, err := web.listen()
+	ln, err := srv.Listen()
 	if err != nil {
 		return nil, err
 	}
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			b.log.Error("embedded bench server stopped", "err", err)
 		}
 	}()
 	closeStack := func(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_ = hs.Shutdown(sctx)
+		_ = srv.Shutdown(sctx)
 		// Whatever the bench's own cleanup missed goes too.
-		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench"}
-		for _, sb := range st.mgr.List(ctx, scope, nil) {
-			_ = st.mgr.Delete(ctx, scope, sb.ID)
+		scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "bench", Rights: rights.All}
+		list, _ := srv.Manager.List(ctx, scope, nil)
+		for _, sb := range list {
+			_ = srv.Manager.Delete(ctx, scope, sb.ID)
 		}
-		err := st.mgr.Close(ctx)
-		st.Close() // waits for the runtime's pending teardowns
+		err := srv.Close(ctx) // waits for the runtime's pending teardowns
 		dropTable()
 		removeBenchDir(dir, prefix)
 		return err
 	}
 
 	return &bench.Stack{
-		Client:        client.New("http://"+ln.Addr().String(), key).WithHTTPClient(b.hc),
+		Client:        client.New("http://"+ln.Addr().String(), srv.AdminKey).WithHTTPClient(b.hc),
 		Embedded:      true,
 		Pool:          pool,
 		PID:           os.Getpid(),
-		Live:          st.cg.List,
-		CgroupVersion: fmt.Sprintf("v%d", int(st.cg.Version())),
-		LayerStore:    st.layerKind,
+		Live:          srv.Cgroups.List,
+		CgroupVersion: fmt.Sprintf("v%d", int(srv.Cgroups.Version())),
+		LayerStore:    srv.LayerKind,
 		NoNetwork:     netNote,
 		Close:         closeStack,
 	}, nil
-}
-
-// benchAPI is serve's API over st, made by the very call serve makes
-// (serve.go); TestBenchAPIIsServes keeps the two calls identical.
-func benchAPI(ctx context.Context, f *serveFlags, st *stack, web *web, log *slog.Logger) *api.Server {
-	return api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain,
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)})
 }
 
 // benchServeFlags are serve's settings (its defaults, audit log,
@@ -306,79 +287,4 @@ func benchServeFlags(data string, pool, maxSandboxes, uidBase int, prefix string
 	sf.data, sf.listen = data, "127.0.0.1:0"
 	sf.pool, sf.maxSandboxes, sf.uidBase, sf.cgroupPrefix = pool, maxSandboxes, uidBase, prefix
 	return &sf
-}
-
-// serveNFTable is the nftables table serve's sandbox network installs
-// (internal/network's default, which serve does not change).
-const serveNFTable = "paddock"
-
-// benchNetwork decides whether the embedded stack may run sandbox
-// networking as serve does. The network installs serve's nftables table —
-// replacing any other — and listens on serve's egress ports, so next to
-// another Paddock with networking it would break that server's sandboxes:
-// then networking is disabled for the bench, and the note says why.
-// Otherwise the returned func removes the table the bench's stack made.
-func benchNetwork(sf *serveFlags) (dropTable func(), note string) {
-	busy := ""
-	if c, err := nftables.New(); err == nil {
-		if tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet); err == nil {
-			for _, t := range tables {
-				if t.Name == serveNFTable {
-					busy = fmt.Sprintf("the nftables table inet %s exists: a server's, or left by one — `nft delete table inet %s` if no server uses it", serveNFTable, serveNFTable)
-				}
-			}
-		}
-	}
-	for _, port := range []uint16{sf.net.proxyPort, sf.net.dnsPort} {
-		for _, t := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-			if b, err := os.ReadFile(t); err == nil && len(bench.ListeningInodes(b, port)) > 0 && busy == "" {
-				busy = fmt.Sprintf("TCP port %d is in use", port)
-			}
-		}
-	}
-	if ifs, err := net.Interfaces(); err == nil && busy == "" {
-		for _, i := range ifs {
-			if strings.HasPrefix(i.Name, network.DefaultIfPrefix) {
-				busy = fmt.Sprintf("a sandbox interface (%s) exists", i.Name)
-				break
-			}
-		}
-	}
-	if busy != "" {
-		sf.net.disable = true
-		return func() {}, "sandbox networking disabled for the embedded bench: another Paddock's network seems to be on this host (" +
-			busy + "); measure the network scenarios against that server"
-	}
-	return func() {
-		c, err := nftables.New()
-		if err != nil {
-			return
-		}
-		t := &nftables.Table{Family: nftables.TableFamilyINet, Name: serveNFTable}
-		c.AddTable(t) // add-then-delete: no error if it is already gone
-		c.DelTable(t)
-		_ = c.Flush()
-	}, ""
-}
-
-// removeBenchDir removes an embedded stack's data directory (detaching
-// anything still mounted below it) and its cgroup prefix groups.
-func removeBenchDir(dir, prefix string) {
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		var mounts []string
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-				mounts = append(mounts, f[4])
-			}
-		}
-		for i := len(mounts) - 1; i >= 0; i-- {
-			_ = unix.Unmount(mounts[i], unix.MNT_DETACH)
-		}
-	}
-	_ = os.RemoveAll(dir)
-	groups, _ := filepath.Glob("/sys/fs/cgroup/*/" + prefix)
-	groups = append(groups, "/sys/fs/cgroup/"+prefix)
-	for _, g := range groups {
-		_ = os.Remove(g) // empty by now; a non-empty group stays (and is logged by the runtime)
-	}
 }

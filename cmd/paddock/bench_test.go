@@ -1,13 +1,8 @@
 package main
 
 import (
-	"go/ast"
-	"go/format"
-	"go/parser"
-	"go/token"
 	"io"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -47,52 +42,3 @@ func TestRandomBenchUIDBase(t *testing.T) {
 
 // runcHostUIDBase mirrors internal/bench's runc bundle mapping.
 const runcHostUIDBase = 4_200_000_000
-
-// TestBenchAPIIsServes: the embedded bench must build the very API that
-// serve builds (routes, middleware, mounts), so its api.New call must be
-// serve's, expression for expression.
-func TestBenchAPIIsServes(t *testing.T) {
-	serveCall := apiNewCall(t, "serve.go", "serve")
-	benchCall := apiNewCall(t, "bench.go", "benchAPI")
-	if serveCall != benchCall {
-		t.Errorf("bench.go's api.New differs from serve.go's; make benchAPI's call the same:\nserve: %s\nbench: %s", serveCall, benchCall)
-	}
-}
-
-// apiNewCall prints the api.New(...) call inside function fn of file.
-func apiNewCall(t *testing.T, file, fn string) string {
-	t.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out string
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Name.Name != fn || fd.Recv != nil {
-			continue
-		}
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || out != "" {
-				return out == ""
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "New" {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "api" {
-					var b strings.Builder
-					if err := format.Node(&b, token.NewFileSet(), call); err != nil {
-						t.Fatal(err)
-					}
-					out = strings.Join(strings.Fields(b.String()), " ")
-					return false
-				}
-			}
-			return true
-		})
-	}
-	if out == "" {
-		t.Fatalf("no api.New call in %s's %s", file, fn)
-	}
-	return out
-}

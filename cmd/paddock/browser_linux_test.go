@@ -22,10 +22,7 @@ func TestBrowserCLI(t *testing.T) {
 	if _, err := os.Stat(browser.DefaultChromium); err != nil {
 		t.Skipf("Debian's chromium is not installed (%s): apt-get install chromium (.ci/run installs it)", browser.DefaultChromium)
 	}
-	e := testenv.New(t, testenv.Options{})
-	svc := browser.New(e.Manager, browser.Options{})
-	t.Cleanup(svc.Close)
-	e.Manager.SetBrowser(svc)
+	e := testenv.New(t, testenv.Options{}) // with serve's browser service
 	t.Setenv("PADDOCK_URL", e.Server.URL)
 	t.Setenv("PADDOCK_API_KEY", e.AdminKey)
 

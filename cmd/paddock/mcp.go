@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/mcp"
+	"github.com/paddockhq/paddock/internal/server"
 )
 
 // mcpFlags are paddock mcp's options.
@@ -76,7 +77,9 @@ func runMCP(ctx context.Context, e *env, f *mcpFlags) error {
 	if c.Key() == "" {
 		fmt.Fprintf(e.stderr, "paddock mcp: PADDOCK_API_KEY is not set; the server at %s will refuse every call\n", c.BaseURL())
 	}
-	srv, err := mcp.New(mcp.NewClientBackend(c), mcp.Options{Log: log, Version: version, Groups: clientBrowserTools(c)})
+	// The client has the tools' methods, the browser tools' included: the
+	// server's REST API does the work.
+	srv, err := mcp.New(c, mcp.Options{Log: log, Version: version, Browser: c})
 	if err != nil {
 		return err
 	}
@@ -102,20 +105,28 @@ func runMCPEmbedded(ctx context.Context, e *env, f *mcpFlags, log *slog.Logger) 
 	if dataDirBusy(sf.data) {
 		return fmt.Errorf("another Paddock is using %s: one `paddock mcp --embedded` runs per data directory; to share sandboxes between MCP clients, run `sudo paddock serve` and point plain `paddock mcp` at it (or pass another --data, --cgroup-prefix and --uid-base)", sf.data)
 	}
-	// stdout is the protocol: a generated admin key is announced on stderr.
-	st, err := openStack(ctx, log, sf, e.stderr) // stack.go: the same wiring as serve
+	cfg, err := sf.config(log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	srv, err := mcp.New(mcp.NewManagerBackend(st.mgr, mcp.ManagerOptions{}), mcp.Options{Log: log, Version: version, Groups: browserTools(st.mgr)})
+	// No HTTP here: the REST, E2B and MCP endpoints are serve's.
+	cfg.E2B, cfg.MCP = false, false
+	// stdout is the protocol: a generated admin key is announced on stderr.
+	cfg.KeyOut = e.stderr
+	st, err := server.Open(ctx, cfg) // internal/server: the same wiring as serve
 	if err != nil {
+		return err
+	}
+	// No port URLs over stdio: no REST API serves them.
+	srv, err := st.NewMCP(nil, mcp.Options{Log: log, Version: version})
+	if err != nil {
+		_ = st.Close(context.Background())
 		return err
 	}
 	serveErr := srv.ServeStdio(ctx, e.stdin, e.stdout, embeddedPrincipal)
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := st.mgr.Close(cctx); err != nil && serveErr == nil {
+	if err := st.Close(cctx); err != nil && serveErr == nil {
 		serveErr = err
 	}
 	return serveErr
@@ -150,8 +161,8 @@ func embeddedServeFlags(f *mcpFlags) (*serveFlags, error) {
 	return &sf, nil
 }
 
-// dataDirBusy reports whether a server holds dir's lock (see lockDataDir),
-// to say something more useful than openStack would.
+// dataDirBusy reports whether a server holds dir's lock (internal/server
+// takes it), to say something more useful than server.Open would.
 func dataDirBusy(dir string) bool {
 	fd, err := os.Open(filepath.Join(dir, "paddock.lock"))
 	if err != nil {

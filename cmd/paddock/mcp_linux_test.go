@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -24,7 +23,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -38,21 +36,6 @@ func paddockBin(t *testing.T) string {
 		t.Fatalf("paddock is not in PATH (TestMain sets it up): %v", err)
 	}
 	return bin
-}
-
-// mcpServer is testenv's stack served like paddock serve, /mcp mounted
-// through serve's own mcpMounts.
-func mcpServer(t *testing.T, e *testenv.Env) *httptest.Server {
-	t.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithCancel(context.Background())
-	st := &stack{mgr: e.Manager, authn: e.Auth}
-	srv := api.New(api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
-		Middleware: []func(http.Handler) http.Handler{api.Harden(api.HardenOptions{Log: log})},
-		Mounts:     mcpMounts(ctx, &serveFlags{}, st, log)})
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { cancel(); hs.Close(); st.Close() })
-	return hs
 }
 
 func connect(t *testing.T, tr sdk.Transport) *sdk.ClientSession {
@@ -78,7 +61,8 @@ func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]
 
 func sessionSandboxes(e *testenv.Env) int {
 	n := 0
-	for _, sb := range e.Manager.List(context.Background(), e.Scope, nil) {
+	list, _ := e.Manager.List(context.Background(), e.Scope, nil)
+	for _, sb := range list {
 		if sb.Spec.Labels[mcp.SessionLabel] != "" {
 			n++
 		}
@@ -203,10 +187,11 @@ func removeMounted(dir string) {
 	_ = os.RemoveAll(dir)
 }
 
-// /mcp on the server, as serve mounts it.
+// /mcp on the server, as serve mounts it (testenv's stack is serve's:
+// internal/server).
 func TestServeMountsMCP(t *testing.T) {
 	e := testenv.New(t, testenv.Options{})
-	hs := mcpServer(t, e)
+	hs := e.Server
 	resp, err := http.Post(hs.URL+"/mcp", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +306,7 @@ func runInspector(t *testing.T, run func(...string) ([]byte, error), target []st
 func TestInspector(t *testing.T) {
 	run := inspector(t)
 	e := testenv.New(t, testenv.Options{})
-	hs := mcpServer(t, e)
+	hs := e.Server // /mcp mounted, as serve mounts it
 	// Inspector 0.15's CLI cannot send headers; an authenticating proxy
 	// in front of /mcp (as a gateway would be) adds the bearer key.
 	u, _ := url.Parse(hs.URL)

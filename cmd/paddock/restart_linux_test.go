@@ -19,8 +19,8 @@ import (
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
-// server is a real `paddock serve` child process.
-type server struct {
+// serveProc is a real `paddock serve` child process.
+type serveProc struct {
 	t      *testing.T
 	bin    string
 	data   string
@@ -50,7 +50,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func (s *server) start(pool int) {
+func (s *serveProc) start(pool int) {
 	s.t.Helper()
 	s.cmd = exec.Command(s.bin, "serve", "--data", s.data, "--listen", s.addr, "--pool", strconv.Itoa(pool),
 		"--cgroup-prefix", s.prefix, "--uid-base", "300007936")
@@ -77,13 +77,13 @@ func (s *server) start(pool int) {
 	}
 }
 
-func (s *server) kill9() {
+func (s *serveProc) kill9() {
 	s.t.Helper()
 	_ = s.cmd.Process.Signal(syscall.SIGKILL)
 	_, _ = s.cmd.Process.Wait()
 }
 
-func (s *server) stop() {
+func (s *serveProc) stop() {
 	s.t.Helper()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
@@ -96,7 +96,7 @@ func (s *server) stop() {
 	}
 }
 
-func (s *server) exec(id string, argv ...string) client.ExecResponse {
+func (s *serveProc) exec(id string, argv ...string) client.ExecResponse {
 	s.t.Helper()
 	res, err := s.c.Exec(context.Background(), id, client.ExecRequest{Cmd: argv})
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *server) exec(id string, argv ...string) client.ExecResponse {
 
 // leftovers lists what a server with this prefix and data dir still holds:
 // cgroup directories, run directories, layer mounts, guest processes.
-func (s *server) leftovers() []string {
+func (s *serveProc) leftovers() []string {
 	var out []string
 	for _, ctrl := range []string{"memory", "pids", "cpu", "cpuacct", "freezer", "unified"} {
 		ents, _ := os.ReadDir(filepath.Join("/sys/fs/cgroup", ctrl, s.prefix))
@@ -154,7 +154,7 @@ func TestKill9AndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, bin: buildBinary(t), data: filepath.Join(dir, "data"), addr: freeAddr(t),
+	s := &serveProc{t: t, bin: buildBinary(t), data: filepath.Join(dir, "data"), addr: freeAddr(t),
 		prefix: fmt.Sprintf("paddock-restart-%d", os.Getpid()), key: "restart-test-key-0123456789"}
 	t.Cleanup(func() {
 		if s.cmd != nil && s.cmd.ProcessState == nil {

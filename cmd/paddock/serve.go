@@ -7,21 +7,19 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/browser"
+	"github.com/paddockhq/paddock/internal/server"
 )
 
 // serveFlags are paddock serve's options.
 type serveFlags struct {
 	listen, data, tlsCert, tlsKey, logLevel string
-	cgroupPrefix                            string
-	runsc                                   string // serve_gvisor.go
+	cgroupPrefix, runsc                     string
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
 	layersSize, maxUpload                   string
@@ -84,42 +82,75 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 	if os.Geteuid() != 0 {
 		return errors.New("paddock serve needs root (it creates namespaces, cgroups and mounts)")
 	}
-	st, err := openStack(ctx, log, f, e.stdout) // stack.go: shared with paddock mcp --embedded
+	cfg, err := f.config(log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	web, err := newWeb(f, log) // serve_http.go: hardening, limits, TLS
+	// A generated admin key is printed once.
+	cfg.KeyOut = e.stdout
+	srv, err := server.Open(ctx, cfg) // internal/server: shared with bench --embedded and mcp --embedded
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Options{Log: log, Manager: st.mgr, Auth: st.authn, Templates: st.tpls, Version: version,
-		Secrets: st.secretStore(), PortsDomain: f.sec.portsDomain, // serve_secrets.go
-		Auditor: st.ob.Auditor, Middleware: st.ob.middleware(web.harden...), Mounts: withE2B(mcpMounts(ctx, f, st, log), st, log)}) // serve_mcp.go: /mcp; serve_e2b.go: E2B API
-	hs := web.server(srv.Handler())
-	ln, err := web.listen()
+	ln, err := srv.Listen() // connection caps, TLS
 	if err != nil {
+		_ = srv.Close(context.Background())
 		return err
 	}
-	gvisorStatus(log, f.runsc)
-	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(st.cg.Version()),
-		"layers", st.layerKind, "version", version)
+	log.Info("paddock serving", "listen", ln.Addr().String(), "data", f.data, "cgroups", int(srv.Cgroups.Version()),
+		"layers", srv.LayerKind, "version", version)
 	fmt.Fprintf(e.stderr, "paddock: listening on %s\n", ln.Addr())
 
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		_ = srv.Close(context.Background())
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing requests; sandboxes keep running and are reattached on restart")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
-	return st.mgr.Close(sctx)
+	return srv.Close(sctx)
+}
+
+// config is the server's configuration from serve's flags: every flag
+// parsed here, so that a bad one is reported before anything is opened.
+func (f *serveFlags) config(log *slog.Logger) (server.Config, error) {
+	c := server.Config{DataDir: f.data, Log: log, Version: version, AdminKey: os.Getenv("PADDOCK_ADMIN_KEY"),
+		CgroupPrefix: f.cgroupPrefix, FavorDynMods: f.favorDynMods, UIDBase: f.uidBase, Runsc: f.runsc,
+		PoolSize: f.pool, MaxSandboxes: f.maxSandboxes, PortsDomain: f.sec.portsDomain,
+		Browser: &browser.Options{}, E2B: true, MCP: true, Console: true, InsecureListen: f.insecureListen}
+	var err error
+	if c.Audit, err = f.obs.config(f); err != nil { // serve_audit.go
+		return c, err
+	}
+	if c.HTTP, err = f.http.config(f); err != nil { // serve_http.go
+		return c, err
+	}
+	if c.Network, err = f.net.config(); err != nil { // serve_network.go
+		return c, err
+	}
+	if c.Secrets, err = f.sec.config(); err != nil { // serve_secrets.go
+		return c, err
+	}
+	if f.layersSize != "" {
+		mb, err := parseSizeMB(f.layersSize)
+		if err != nil {
+			return c, fmt.Errorf("--layers-size: %w", err)
+		}
+		c.LayersSize = mb << 20
+	}
+	maxUp, err := parseSizeMB(f.maxUpload)
+	if err != nil || maxUp < 1 {
+		return c, fmt.Errorf("--max-upload: invalid size %q", f.maxUpload)
+	}
+	c.MaxUploadBytes = maxUp << 20
+	return c, nil
 }
 
 func newLogger(e *env, level string) (*slog.Logger, error) {
@@ -145,49 +176,4 @@ func checkListen(f *serveFlags) error {
 		return fmt.Errorf("refusing to listen on %s without TLS: pass --tls-cert/--tls-key, or --insecure-listen if a proxy in front terminates TLS", f.listen)
 	}
 	return nil
-}
-
-func layersSize(f *serveFlags) (int64, error) {
-	if f.layersSize != "" {
-		mb, err := parseSizeMB(f.layersSize)
-		if err != nil {
-			return 0, fmt.Errorf("--layers-size: %w", err)
-		}
-		return mb << 20, nil
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(f.data, &st); err != nil {
-		return 0, err
-	}
-	free := int64(st.Bavail) * st.Bsize / 2
-	if free > 1<<40 {
-		free = 1 << 40
-	}
-	if free < 1<<30 {
-		free = 1 << 30
-	}
-	return free, nil
-}
-
-// lockDataDir keeps two servers off one data directory.
-func lockDataDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "paddock.lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("another paddock server is using %s", dir)
-	}
-	return func() { f.Close() }, nil
-}
-
-// raiseNoFile lifts the soft open-file limit to the hard one: every
-// sandbox holds a few descriptors here.
-func raiseNoFile() {
-	var r syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < r.Max {
-		r.Cur = r.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
-	}
 }

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/network"
-	"github.com/paddockhq/paddock/internal/runtime"
-	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/server"
 )
 
 // netFlags are paddock serve's sandbox-network options (docs/network.md).
@@ -36,60 +32,25 @@ func (n *netFlags) register(fs *pflag.FlagSet) {
 	fs.Uint16Var(&n.dnsPort, "egress-dns-port", 15053, "host-side port of the egress resolver (reachable from sandboxes only)")
 }
 
-// netMigrations adds the network's table to the store's migrations.
-func netMigrations(ms []store.Migration) []store.Migration {
-	return append(append([]store.Migration{}, ms...), network.Migrations...)
-}
-
-// sandboxNet is the sandboxes' network, once built.
-type sandboxNet struct{ st *network.Stack }
-
-// runtime is what the native backend attaches sandboxes with (nil: no
-// network).
-func (n *sandboxNet) runtime() runtime.Network {
-	if n == nil || n.st == nil {
-		return nil
-	}
-	return n.st
-}
-
-// bind reports the proxy's decisions to the manager (its Observer: the
-// audit log) and to the metrics.
-func (n *sandboxNet) bind(mgr network.EventRecorder, m egress.Recorder) {
-	if n == nil || n.st == nil {
-		return
-	}
-	n.st.Egress().SetSink(network.Events(mgr))
-	n.st.Egress().SetMetrics(m)
-}
-
-// Close stops the proxy and resolver (interfaces stay for the next start).
-func (n *sandboxNet) Close() {
-	if n != nil && n.st != nil {
-		_ = n.st.Close()
-	}
-}
-
-// openNetwork builds the sandboxes' network from the flags. Bad flags are
-// errors; a host that cannot do it (no nftables...) gets a warning and a
-// server whose sandboxes have loopback only.
-func openNetwork(ctx context.Context, f *netFlags, db *store.DB, log *slog.Logger) (*sandboxNet, error) {
-	if f.disable {
-		log.Info("sandbox networking disabled (--no-network)")
-		return &sandboxNet{}, nil
+// config is the server's sandbox network (nil: --no-network). Bad flags
+// are errors here; a host that cannot run the network is the server's to
+// report (a warning, and loopback only).
+func (n *netFlags) config() (*server.NetworkConfig, error) {
+	if n.disable {
+		return nil, nil
 	}
 	static := map[string][]netip.Addr{}
-	for _, kv := range f.dnsHosts {
+	for _, kv := range n.dnsHosts {
 		name, ip, ok := strings.Cut(kv, "=")
-		n, valid := policy.NormalizeName(strings.TrimSpace(name))
+		nm, valid := policy.NormalizeName(strings.TrimSpace(name))
 		a, err := netip.ParseAddr(strings.TrimSpace(ip))
 		if !ok || !valid || err != nil || a.Zone() != "" {
 			return nil, fmt.Errorf("--dns-host %q: want NAME=IP, e.g. git.internal=10.20.0.5", kv)
 		}
-		static[n] = append(static[n], a.Unmap())
+		static[nm] = append(static[nm], a.Unmap())
 	}
 	var allow []netip.Prefix
-	for _, c := range f.allowNet {
+	for _, c := range n.allowNet {
 		p, err := policy.ParseCIDR(c)
 		if err != nil {
 			return nil, fmt.Errorf("--egress-allow-cidr %q: %v", c, err)
@@ -97,7 +58,7 @@ func openNetwork(ctx context.Context, f *netFlags, db *store.DB, log *slog.Logge
 		allow = append(allow, p)
 	}
 	var ups []netip.AddrPort
-	for _, u := range f.upstreams {
+	for _, u := range n.upstreams {
 		ap, err := netip.ParseAddrPort(u)
 		if err != nil {
 			a, aerr := netip.ParseAddr(strings.Trim(u, "[]"))
@@ -108,16 +69,6 @@ func openNetwork(ctx context.Context, f *netFlags, db *store.DB, log *slog.Logge
 		}
 		ups = append(ups, ap)
 	}
-	if _, err := network.NewPlan(f.poolV4, strings.Replace(f.poolV6, "none", "", 1), network.DefaultIfPrefix); err != nil {
-		return nil, fmt.Errorf("--net-pool: %w", err)
-	}
-	st, err := network.New(ctx, network.Options{DB: db.SQL(), Log: log, PoolV4: f.poolV4, PoolV6: f.poolV6,
-		ProxyPort: f.proxyPort, DNSPort: f.dnsPort, Upstreams: ups, Static: static, AllowCIDR: allow})
-	if err != nil {
-		log.Warn("sandbox networking unavailable: sandboxes get loopback only", "err", err)
-		return &sandboxNet{}, nil
-	}
-	log.Info("sandbox networking ready", "pool_v4", st.Plan().V4.String(), "proxy_port", f.proxyPort,
-		"dns_port", f.dnsPort, "static_names", len(static), "admin_cidrs", len(allow))
-	return &sandboxNet{st: st}, nil
+	return &server.NetworkConfig{PoolV4: n.poolV4, PoolV6: n.poolV6, ProxyPort: n.proxyPort, DNSPort: n.dnsPort,
+		Upstreams: ups, Static: static, AllowCIDR: allow}, nil
 }

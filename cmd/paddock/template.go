@@ -27,10 +27,10 @@ func newTemplateCmd(e *env) *cobra.Command {
 			rows := make([][]string, 0, len(list))
 			for _, t := range list {
 				size := ""
-				if n, ok := t["size_bytes"].(float64); ok && n > 0 {
-					size = fmt.Sprintf("%.0fM", n/(1<<20))
+				if t.SizeBytes > 0 {
+					size = fmt.Sprintf("%.0fM", float64(t.SizeBytes)/(1<<20))
 				}
-				rows = append(rows, []string{fmt.Sprint(t["name"]), fmt.Sprint(t["ready"]), size, fmt.Sprint(t["description"])})
+				rows = append(rows, []string{t.Name, fmt.Sprint(t.Ready), size, t.Description})
 			}
 			table(e.stdout, []string{"NAME", "READY", "SIZE", "DESCRIPTION"}, rows)
 			return nil

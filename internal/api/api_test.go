@@ -110,7 +110,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// Nothing half-created: only the one good sandbox exists, and no
 	// stray layer or run directory is left.
-	if list := e.Manager.List(t.Context(), e.Scope, nil); len(list) != 1 {
+	if list, _ := e.Manager.List(t.Context(), e.Scope, nil); len(list) != 1 {
 		t.Fatalf("sandboxes after bad input: %d, want 1", len(list))
 	}
 	runDirs, _ := os.ReadDir(filepath.Join(e.Data, "run", "sandboxes"))

@@ -3,54 +3,28 @@ package api
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/audit"
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
-
-// AuditSource is what the audit routes read. Options has no field of its
-// own for it: the Auditor given in Options provides it (the composition
-// root's observability bundle is both). Without one the routes answer 501.
-type AuditSource interface {
-	Query(ctx context.Context, q audit.Query) (audit.Page, error)
-	Export(ctx context.Context, q audit.Query, w io.Writer) error
-	Wait(ctx context.Context, seq uint64) bool
-}
-
-// MetricsSource serves the Prometheus exposition on GET /metrics; like
-// AuditSource it is found on the Auditor (a nil handler: no metrics).
-type MetricsSource interface {
-	MetricsHandler() http.Handler
-}
 
 // maxAuditWait bounds a long-poll of GET /v1/audit.
 const maxAuditWait = 60 * time.Second
 
 func (s *Server) auditRoutes() {
-	s.authed("GET /v1/audit", auth.ScopeAdmin, s.auditQuery)
-	s.authed("GET /v1/audit/export", auth.ScopeAdmin, s.auditExport)
+	s.authed("GET /v1/audit", rights.Audit, s.auditQuery)
+	s.authed("GET /v1/audit/export", rights.Audit, s.auditExport)
 	// Metrics need the admin key too: their labels describe what the
 	// server is doing (routes, error rates, egress denials). A scraper
 	// that cannot hold a key uses `paddock serve --metrics-listen` on
 	// loopback instead.
-	s.authed("GET /metrics", auth.ScopeAdmin, s.metrics)
-}
-
-func (s *Server) auditSource(w http.ResponseWriter, r *http.Request, p auth.Principal) (AuditSource, bool) {
-	if p.Sandbox != "" {
-		writeError(w, r, errs.New(errs.CodeForbidden, "a sandbox token cannot read the audit log"))
-		return nil, false
-	}
-	src, ok := s.o.Auditor.(AuditSource)
-	if !ok {
-		writeError(w, r, errs.New(errs.CodeUnsupported, "this server keeps no audit log"))
-	}
-	return src, ok
+	s.authed("GET /metrics", rights.Audit, s.metrics)
 }
 
 // auditQueryOf reads the filters shared by both routes.
@@ -103,9 +77,9 @@ func parseAuditTime(s, name string) (time.Time, error) {
 
 // auditQuery answers one page; with wait=DURATION and a cursor it waits
 // (long-polls) for records after the cursor when there are none yet.
-func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	src, ok := s.auditSource(w, r, p)
-	if !ok {
+func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	if err := s.audit.Check(sc); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	q, err := auditQueryOf(r)
@@ -122,24 +96,24 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, p auth.Princ
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		page, err := src.Query(r.Context(), q)
+		page, err := s.audit.Query(r.Context(), sc, q)
 		if err != nil {
 			s.log.Error("audit query", "err", err)
 			writeError(w, r, errs.Wrap(errs.CodeInternal, err, "the audit log could not be read"))
 			return
 		}
 		if len(page.Records) > 0 || wait == 0 || q.Tail > 0 || time.Now().After(deadline) {
-			writeJSON(w, http.StatusOK, page)
+			writeJSON(w, http.StatusOK, wire.AuditPage(page))
 			return
 		}
 		// Nothing matched up to page.Next: wait for more, then look
 		// only at what is new.
 		q.After = page.Next
 		ctx, cancel := context.WithDeadline(r.Context(), deadline)
-		more := src.Wait(ctx, q.After)
+		more := s.audit.Wait(ctx, q.After)
 		cancel()
 		if !more {
-			writeJSON(w, http.StatusOK, page)
+			writeJSON(w, http.StatusOK, wire.AuditPage(page))
 			return
 		}
 	}
@@ -147,9 +121,9 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, p auth.Princ
 
 // auditExport streams every matching record as JSON lines, exactly as
 // stored, so each line can be checked with `paddock audit verify`'s rules.
-func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	src, ok := s.auditSource(w, r, p)
-	if !ok {
+func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	if err := s.audit.Check(sc); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	q, err := auditQueryOf(r)
@@ -162,7 +136,7 @@ func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, p auth.Prin
 	w.Header().Set("Content-Disposition", `attachment; filename="paddock-audit.jsonl"`)
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := src.Export(r.Context(), q, bw); err != nil {
+	if err := s.audit.Export(r.Context(), sc, q, bw); err != nil {
 		// The status is sent; a cut stream is all a client can be told.
 		s.log.Warn("audit export cut short", "err", err)
 		return
@@ -170,14 +144,10 @@ func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, p auth.Prin
 	_ = bw.Flush()
 }
 
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	src, ok := s.o.Auditor.(MetricsSource)
-	var h http.Handler
-	if ok {
-		h = src.MetricsHandler()
-	}
-	if h == nil {
-		writeError(w, r, errs.New(errs.CodeUnsupported, "this server exports no metrics"))
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	h, err := s.audit.Metrics(sc)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	h.ServeHTTP(w, r)

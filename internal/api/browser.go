@@ -7,67 +7,66 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coder/websocket"
-
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // The sandbox's browser (docs/browser.md): thin handlers over the browser
-// service the composition root registered with the manager. Actions that
+// service the composition root gives the API (Options.Browser); the
+// DevTools relay and the live view are in browser_devtools.go. Actions that
 // change the page need exec (they run code in it and reach the network);
 // reading it needs read. The DevTools routes start the browser and hand
 // out full control of it: exec.
 func (s *Server) browserRoutes() {
 	const b = "/v1/sandboxes/{id}/browser"
-	s.authed("GET "+b, auth.ScopeRead, s.browserStatus)
-	s.authed("POST "+b+"/start", auth.ScopeExec, s.browserStart)
-	s.authed("POST "+b+"/stop", auth.ScopeExec, s.browserStop)
-	s.authed("POST "+b+"/navigate", auth.ScopeExec, browserJSON(s, (*browser.Service).Navigate))
-	s.authed("POST "+b+"/click", auth.ScopeExec, browserJSON(s, (*browser.Service).Click))
-	s.authed("POST "+b+"/type", auth.ScopeExec, browserJSON(s, (*browser.Service).Type))
-	s.authed("POST "+b+"/press", auth.ScopeExec, browserJSON(s, (*browser.Service).Press))
-	s.authed("POST "+b+"/scroll", auth.ScopeExec, browserJSON(s, (*browser.Service).Scroll))
-	s.authed("POST "+b+"/eval", auth.ScopeExec, browserJSON(s, (*browser.Service).Eval))
-	s.authed("GET "+b+"/text", auth.ScopeRead, s.browserText)
-	s.authed("GET "+b+"/snapshot", auth.ScopeRead, s.browserSnapshot)
-	s.authed("GET "+b+"/screenshot", auth.ScopeRead, s.browserScreenshot)
-	s.authed("GET "+b+"/tabs", auth.ScopeRead, s.browserTabs)
-	s.authed("POST "+b+"/tabs", auth.ScopeExec, s.browserOpenTab)
-	s.authed("POST "+b+"/tabs/{tab}/activate", auth.ScopeExec, s.browserSwitchTab)
-	s.authed("DELETE "+b+"/tabs/{tab}", auth.ScopeExec, s.browserCloseTab)
-	s.authed("GET "+b+"/downloads", auth.ScopeRead, s.browserDownloads)
+	s.authed("GET "+b, rights.Read, s.browserStatus)
+	s.authed("POST "+b+"/start", rights.Exec, s.browserStart)
+	s.authed("POST "+b+"/stop", rights.Exec, s.browserStop)
+	s.authed("POST "+b+"/navigate", rights.Exec, browserJSON(s, (*browser.Service).Navigate))
+	s.authed("POST "+b+"/click", rights.Exec, browserJSON(s, (*browser.Service).Click))
+	s.authed("POST "+b+"/type", rights.Exec, browserJSON(s, (*browser.Service).Type))
+	s.authed("POST "+b+"/press", rights.Exec, browserJSON(s, (*browser.Service).Press))
+	s.authed("POST "+b+"/scroll", rights.Exec, browserJSON(s, (*browser.Service).Scroll))
+	s.authed("POST "+b+"/eval", rights.Exec, browserJSON(s, (*browser.Service).Eval))
+	s.authed("GET "+b+"/text", rights.Read, s.browserText)
+	s.authed("GET "+b+"/snapshot", rights.Read, s.browserSnapshot)
+	s.authed("GET "+b+"/screenshot", rights.Read, s.browserScreenshot)
+	s.authed("GET "+b+"/tabs", rights.Read, s.browserTabs)
+	s.authed("POST "+b+"/tabs", rights.Exec, s.browserOpenTab)
+	s.authed("POST "+b+"/tabs/{tab}/activate", rights.Exec, s.browserSwitchTab)
+	s.authed("DELETE "+b+"/tabs/{tab}", rights.Exec, s.browserCloseTab)
+	s.authed("GET "+b+"/downloads", rights.Read, s.browserDownloads)
 	// Chromium's discovery documents; Playwright asks for json/version/.
 	for _, doc := range []string{"version", "list"} {
-		s.authed("GET "+b+"/json/"+doc, auth.ScopeExec, s.browserJSONDoc(doc))
-		s.authed("GET "+b+"/json/"+doc+"/", auth.ScopeExec, s.browserJSONDoc(doc))
+		s.authed("GET "+b+"/json/"+doc, rights.Exec, s.browserJSONDoc(doc))
+		s.authed("GET "+b+"/json/"+doc+"/", rights.Exec, s.browserJSONDoc(doc))
 	}
-	s.authedWS("GET "+b+"/cdp", auth.ScopeExec, s.browserCDP)
-	s.authedWS("GET "+b+"/cdp/page/{target}", auth.ScopeExec, s.browserCDP)
-	s.authedWS("GET "+b+"/view", auth.ScopeRead, s.browserView)
-	s.authedWS("GET "+b+"/view/ws", auth.ScopeRead, s.browserViewWS)
+	s.authedWS("GET "+b+"/cdp", rights.Exec, s.browserCDP)
+	s.authedWS("GET "+b+"/cdp/page/{target}", rights.Exec, s.browserCDP)
+	s.authedWS("GET "+b+"/view", rights.Read, s.browserView)
+	s.authedWS("GET "+b+"/view/ws", rights.Read, s.browserViewWS)
 }
 
-// browserService is the registered service, or an unsupported error. It
+// browserService is the browser service, or an unsupported error. It
 // looks the sandbox up first, so that a server without browsers answers
 // another tenant's sandbox as it answers a missing one (404).
-func (s *Server) browserService(r *http.Request, p auth.Principal) (*browser.Service, error) {
-	if _, err := s.m.Get(r.Context(), scopeOf(p), r.PathValue("id")); err != nil {
+func (s *Server) browserService(r *http.Request, sc sandbox.Scope) (*browser.Service, error) {
+	if _, err := s.m.Resolve(r.Context(), sc, r.PathValue("id"), 0); err != nil {
 		return nil, err
 	}
-	if svc, ok := s.m.BrowserService().(*browser.Service); ok && svc != nil {
-		return svc, nil
+	if s.o.Browser != nil {
+		return s.o.Browser, nil
 	}
 	return nil, errs.New(errs.CodeUnsupported, "this server runs no browsers")
 }
 
 // browserJSON adapts an action taking a JSON body.
-func browserJSON[Req, Resp any](s *Server, fn func(*browser.Service, context.Context, sandbox.Scope, string, Req) (Resp, error)) func(http.ResponseWriter, *http.Request, auth.Principal) {
-	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-		svc, err := s.browserService(r, p)
+func browserJSON[Req, Resp any](s *Server, fn func(*browser.Service, context.Context, sandbox.Scope, string, Req) (Resp, error)) handler {
+	return func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+		svc, err := s.browserService(r, sc)
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -77,7 +76,7 @@ func browserJSON[Req, Resp any](s *Server, fn func(*browser.Service, context.Con
 			writeError(w, r, err)
 			return
 		}
-		out, err := fn(svc, r.Context(), scopeOf(p), r.PathValue("id"), req)
+		out, err := fn(svc, r.Context(), sc, r.PathValue("id"), req)
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -86,8 +85,8 @@ func browserJSON[Req, Resp any](s *Server, fn func(*browser.Service, context.Con
 	}
 }
 
-func (s *Server) browserCall(w http.ResponseWriter, r *http.Request, p auth.Principal, fn func(*browser.Service) (any, error)) {
-	svc, err := s.browserService(r, p)
+func (s *Server) browserCall(w http.ResponseWriter, r *http.Request, sc sandbox.Scope, fn func(*browser.Service) (any, error)) {
+	svc, err := s.browserService(r, sc)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -100,16 +99,16 @@ func (s *Server) browserCall(w http.ResponseWriter, r *http.Request, p auth.Prin
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) browserStatus(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Status(r.Context(), scopeOf(p), r.PathValue("id")) })
+func (s *Server) browserStatus(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) { return b.Status(r.Context(), sc, r.PathValue("id")) })
 }
 
-func (s *Server) browserStart(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Start(r.Context(), scopeOf(p), r.PathValue("id")) })
+func (s *Server) browserStart(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) { return b.Start(r.Context(), sc, r.PathValue("id")) })
 }
 
-func (s *Server) browserStop(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Stop(r.Context(), scopeOf(p), r.PathValue("id")) })
+func (s *Server) browserStop(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) { return b.Stop(r.Context(), sc, r.PathValue("id")) })
 }
 
 // queryInt reads an optional non-negative integer parameter.
@@ -130,36 +129,36 @@ func queryBool(r *http.Request, name string) bool {
 	return v == "1" || v == "true" || v == "yes"
 }
 
-func (s *Server) browserText(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
+func (s *Server) browserText(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) {
 		max, err := queryInt(r, "max_bytes")
 		if err != nil {
 			return nil, err
 		}
 		q := r.URL.Query()
-		return b.Text(r.Context(), scopeOf(p), r.PathValue("id"), wire.TextRequest{Format: q.Get("format"), MaxBytes: max, Tab: q.Get("tab")})
+		return b.Text(r.Context(), sc, r.PathValue("id"), wire.TextRequest{Format: q.Get("format"), MaxBytes: max, Tab: q.Get("tab")})
 	})
 }
 
-func (s *Server) browserSnapshot(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
+func (s *Server) browserSnapshot(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) {
 		max, err := queryInt(r, "max_bytes")
 		if err != nil {
 			return nil, err
 		}
-		return b.Snapshot(r.Context(), scopeOf(p), r.PathValue("id"), wire.SnapshotRequest{MaxBytes: max, Tab: r.URL.Query().Get("tab")})
+		return b.Snapshot(r.Context(), sc, r.PathValue("id"), wire.SnapshotRequest{MaxBytes: max, Tab: r.URL.Query().Get("tab")})
 	})
 }
 
 // browserScreenshot answers with the PNG itself; its size and tab are in
 // headers.
-func (s *Server) browserScreenshot(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	svc, err := s.browserService(r, p)
+func (s *Server) browserScreenshot(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	svc, err := s.browserService(r, sc)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	shot, err := svc.Screenshot(r.Context(), scopeOf(p), r.PathValue("id"),
+	shot, err := svc.Screenshot(r.Context(), sc, r.PathValue("id"),
 		wire.ScreenshotRequest{FullPage: queryBool(r, "full_page"), Tab: r.URL.Query().Get("tab")})
 	if err != nil {
 		writeError(w, r, err)
@@ -177,12 +176,12 @@ func (s *Server) browserScreenshot(w http.ResponseWriter, r *http.Request, p aut
 	_, _ = w.Write(shot.PNG)
 }
 
-func (s *Server) browserTabs(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Tabs(r.Context(), scopeOf(p), r.PathValue("id")) })
+func (s *Server) browserTabs(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) { return b.Tabs(r.Context(), sc, r.PathValue("id")) })
 }
 
-func (s *Server) browserOpenTab(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	svc, err := s.browserService(r, p)
+func (s *Server) browserOpenTab(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	svc, err := s.browserService(r, sc)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -192,7 +191,7 @@ func (s *Server) browserOpenTab(w http.ResponseWriter, r *http.Request, p auth.P
 		writeError(w, r, err)
 		return
 	}
-	tab, err := svc.OpenTab(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	tab, err := svc.OpenTab(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -200,20 +199,20 @@ func (s *Server) browserOpenTab(w http.ResponseWriter, r *http.Request, p auth.P
 	writeJSON(w, http.StatusCreated, tab)
 }
 
-func (s *Server) browserSwitchTab(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
-		return b.SwitchTab(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("tab"))
+func (s *Server) browserSwitchTab(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) {
+		return b.SwitchTab(r.Context(), sc, r.PathValue("id"), r.PathValue("tab"))
 	})
 }
 
-func (s *Server) browserCloseTab(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) {
-		return b.CloseTab(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("tab"))
+func (s *Server) browserCloseTab(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) {
+		return b.CloseTab(r.Context(), sc, r.PathValue("id"), r.PathValue("tab"))
 	})
 }
 
-func (s *Server) browserDownloads(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	s.browserCall(w, r, p, func(b *browser.Service) (any, error) { return b.Downloads(r.Context(), scopeOf(p), r.PathValue("id")) })
+func (s *Server) browserDownloads(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	s.browserCall(w, r, sc, func(b *browser.Service) (any, error) { return b.Downloads(r.Context(), sc, r.PathValue("id")) })
 }
 
 // browserWSBase is where the client reaches this sandbox's browser routes,
@@ -226,15 +225,15 @@ func browserWSBase(r *http.Request, id string) string {
 	return scheme + "://" + r.Host + "/v1/sandboxes/" + url.PathEscape(id) + "/browser"
 }
 
-func (s *Server) browserJSONDoc(doc string) func(http.ResponseWriter, *http.Request, auth.Principal) {
-	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-		svc, err := s.browserService(r, p)
+func (s *Server) browserJSONDoc(doc string) handler {
+	return func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+		svc, err := s.browserService(r, sc)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
 		id := r.PathValue("id")
-		body, err := svc.DevToolsJSON(r.Context(), scopeOf(p), id, doc, browserWSBase(r, id))
+		body, err := svc.DevToolsJSON(r.Context(), sc, id, doc, browserWSBase(r, id))
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -243,49 +242,4 @@ func (s *Server) browserJSONDoc(doc string) func(http.ResponseWriter, *http.Requ
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(body)
 	}
-}
-
-func (s *Server) browserCDP(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	svc, err := s.browserService(r, p)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	page := ""
-	if t := r.PathValue("target"); t != "" {
-		page = "page/" + t
-	}
-	if err := svc.ServeCDP(w, r, scopeOf(p), r.PathValue("id"), page); err != nil {
-		writeError(w, r, err)
-	}
-}
-
-func (s *Server) browserView(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	svc, err := s.browserService(r, p)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := svc.ServeViewPage(w, r, scopeOf(p), r.PathValue("id")); err != nil {
-		writeError(w, r, err)
-	}
-}
-
-func (s *Server) browserViewWS(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	svc, err := s.browserService(r, p)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	sc, id := scopeOf(p), r.PathValue("id")
-	c, err := accept(w, r)
-	if err != nil {
-		return
-	}
-	defer c.CloseNow()
-	if err := svc.View(r.Context(), sc, id, c); err != nil {
-		_ = c.Close(websocket.StatusInternalError, clipReason(errs.Public(err)))
-		return
-	}
-	_ = c.Close(websocket.StatusNormalClosure, "")
 }

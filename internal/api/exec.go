@@ -7,21 +7,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func (s *Server) execRoutes() {
-	s.authed("POST /v1/sandboxes/{id}/exec", auth.ScopeExec, s.exec)
+	s.authed("POST /v1/sandboxes/{id}/exec", rights.Exec, s.exec)
 }
 
 // ExecResponse is the buffered answer of an exec.
-type ExecResponse struct {
-	sandbox.ExecResult
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"`
-}
+type ExecResponse = wire.ExecResponse
 
 // bufferOut collects output; the guest already caps each stream.
 type bufferOut struct{ out, err bytes.Buffer }
@@ -48,10 +45,17 @@ func (n *ndjsonOut) emit(v any) error {
 	return nil
 }
 
-func (n *ndjsonOut) Stdout(p []byte) error { return n.emit(map[string]string{"stdout": string(p)}) }
-func (n *ndjsonOut) Stderr(p []byte) error { return n.emit(map[string]string{"stderr": string(p)}) }
+func (n *ndjsonOut) Stdout(p []byte) error {
+	s := string(p)
+	return n.emit(wire.ExecOutput{Stdout: &s})
+}
 
-func (s *Server) exec(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (n *ndjsonOut) Stderr(p []byte) error {
+	s := string(p)
+	return n.emit(wire.ExecOutput{Stderr: &s})
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.ExecRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
@@ -60,7 +64,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	id := r.PathValue("id")
 	if !strings.Contains(r.Header.Get("Accept"), "application/x-ndjson") {
 		var out bufferOut
-		res, err := s.m.Exec(r.Context(), scopeOf(p), id, req, nil, &out, false)
+		res, err := s.m.Exec(r.Context(), sc, id, req, nil, &out, false)
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -73,7 +77,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	sw := &lazyStream{w: w}
 	out := &ndjsonOut{enc: json.NewEncoder(sw)}
 	out.fl = sw
-	res, err := s.m.Exec(r.Context(), scopeOf(p), id, req, nil, out, true)
+	res, err := s.m.Exec(r.Context(), sc, id, req, nil, out, true)
 	if err != nil {
 		if !sw.started {
 			writeError(w, r, err)

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // The files API (docs/files.md). Bulk bodies are passed straight through:
@@ -24,24 +24,24 @@ import (
 
 func (s *Server) fileRoutes() {
 	const base = "/v1/sandboxes/{id}/files"
-	s.authed("GET "+base, auth.ScopeRead, s.readFile)
-	s.authed("PUT "+base, auth.ScopeWrite, s.writeFile)
-	s.authed("DELETE "+base, auth.ScopeWrite, s.removeFile)
-	s.authed("GET "+base+"/stat", auth.ScopeRead, s.statFile)
-	s.authed("GET "+base+"/list", auth.ScopeRead, s.listFiles)
-	s.authed("POST "+base+"/mkdir", auth.ScopeWrite, s.mkdir)
-	s.authed("POST "+base+"/move", auth.ScopeWrite, s.moveFile)
-	s.authed("POST "+base+"/edit", auth.ScopeWrite, s.editFile)
-	s.authed("GET "+base+"/find", auth.ScopeRead, s.findFiles)
-	s.authed("GET "+base+"/search", auth.ScopeRead, s.searchFiles)
-	s.authed("GET "+base+"/archive", auth.ScopeRead, s.downloadArchive)
-	s.authed("POST "+base+"/archive", auth.ScopeWrite, s.uploadArchive)
-	s.authed("GET "+base+"/watch", auth.ScopeRead, s.watchFiles)
+	s.authed("GET "+base, rights.Read, s.readFile)
+	s.authed("PUT "+base, rights.Write, s.writeFile)
+	s.authed("DELETE "+base, rights.Write, s.removeFile)
+	s.authed("GET "+base+"/stat", rights.Read, s.statFile)
+	s.authed("GET "+base+"/list", rights.Read, s.listFiles)
+	s.authed("POST "+base+"/mkdir", rights.Write, s.mkdir)
+	s.authed("POST "+base+"/move", rights.Write, s.moveFile)
+	s.authed("POST "+base+"/edit", rights.Write, s.editFile)
+	s.authed("GET "+base+"/find", rights.Read, s.findFiles)
+	s.authed("GET "+base+"/search", rights.Read, s.searchFiles)
+	s.authed("GET "+base+"/archive", rights.Read, s.downloadArchive)
+	s.authed("POST "+base+"/archive", rights.Write, s.uploadArchive)
+	s.authed("GET "+base+"/watch", rights.Read, s.watchFiles)
 }
 
 // fileQuery parses the query strictly: a malformed escape or an unknown
 // parameter (a typo such as "recursiv") is an error, not ignored.
-func fileQuery(r *http.Request, allowed ...string) (*guestapi.Query, error) {
+func fileQuery(r *http.Request, allowed ...string) (*query, error) {
 	v, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, errs.Invalid("malformed query string (bad %%-escape?)")
@@ -61,27 +61,27 @@ func fileQuery(r *http.Request, allowed ...string) (*guestapi.Query, error) {
 			return nil, errs.Invalid("query parameter %q given more than once", clipPath(k))
 		}
 	}
-	return &guestapi.Query{V: v}, nil
+	return &query{v: v}, nil
 }
 
-func (s *Server) readFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "offset", "length", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ReadFileRequest{Path: q.Str("path"), User: q.Str("user"), Offset: q.Int("offset"), Length: q.Int("length")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ReadFileRequest{Path: q.str("path"), User: q.str("user"), Offset: q.int("offset"), Length: q.int("length")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	if q.Str("length") != "" && req.Length <= 0 {
+	if q.str("length") != "" && req.Length <= 0 {
 		writeError(w, r, errs.Invalid("length must be positive (leave it out to read to the end)"))
 		return
 	}
 	ranged := false
 	if h := r.Header.Get("Range"); h != "" {
-		if q.Str("offset") != "" || q.Str("length") != "" {
+		if q.str("offset") != "" || q.str("length") != "" {
 			writeError(w, r, errs.Invalid("give a Range header or offset/length, not both"))
 			return
 		}
@@ -91,8 +91,8 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 		}
 		ranged = true
 	}
-	fr, err := s.m.ReadFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
-	if re, ok := guestapi.IsRange(err); ok {
+	fr, err := s.m.ReadFile(r.Context(), sc, r.PathValue("id"), req)
+	if re, ok := sandbox.IsRange(err); ok {
 		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(re.Size, 10))
 		fileStatusError(w, http.StatusRequestedRangeNotSatisfiable, err)
 		return
@@ -119,9 +119,9 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 	}
 	// A /proc or /sys file has no size until read: no length, no size.
 	if fr.Size >= 0 {
-		h.Set(guestapi.HeaderSize, strconv.FormatInt(fr.Size, 10))
+		h.Set(wire.HeaderSize, strconv.FormatInt(fr.Size, 10))
 	}
-	h.Set(guestapi.HeaderMode, fr.Mode)
+	h.Set(wire.HeaderMode, fr.Mode)
 	if !fr.MTime.IsZero() {
 		h.Set("Last-Modified", fr.MTime.UTC().Format(http.TimeFormat))
 	}
@@ -193,18 +193,18 @@ func fileStatusError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, body)
 }
 
-func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "mode", "parents", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.WriteRequest{Path: q.Str("path"), User: q.Str("user"), Mode: q.Str("mode"), Parents: q.Bool("parents")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	fi, err := s.m.WriteFile(r.Context(), scopeOf(p), r.PathValue("id"), req, r.Body, r.ContentLength)
+	fi, err := s.m.WriteFile(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -212,18 +212,18 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, p auth.Princi
 	writeJSON(w, http.StatusOK, fi)
 }
 
-func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "recursive", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.RemoveRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.RemoveRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	res, err := s.m.RemoveFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.RemoveFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -231,18 +231,18 @@ func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) statFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "follow", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.StatRequest{Path: q.Str("path"), User: q.Str("user"), Follow: q.Bool("follow")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.StatRequest{Path: q.str("path"), User: q.str("user"), Follow: q.bool("follow")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	fi, err := s.m.StatFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fi, err := s.m.StatFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -250,36 +250,35 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 	writeJSON(w, http.StatusOK, fi)
 }
 
-func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "depth", "limit", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ListRequest{Path: q.Str("path"), User: q.Str("user"), Depth: int(q.Int("depth")), Limit: int(q.Int("limit"))}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ListRequest{Path: q.str("path"), User: q.str("user"), Depth: int(q.int("depth")), Limit: int(q.int("limit"))}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	raw, err := s.m.ListFilesJSON(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.ListFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(raw)
+	if res.Entries == nil {
+		res.Entries = []wire.FileInfo{}
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.MkdirRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	fi, err := s.m.MakeDir(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fi, err := s.m.MakeDir(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -287,13 +286,13 @@ func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	writeJSON(w, http.StatusOK, fi)
 }
 
-func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.MoveRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	fi, err := s.m.MoveFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	fi, err := s.m.MoveFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -302,15 +301,15 @@ func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, p auth.Princip
 }
 
 // maxEditBody bounds an edit's JSON (it carries file content, escaped).
-const maxEditBody = 2*guestapi.MaxEditBytes + 64<<10
+const maxEditBody = 2*sandbox.MaxEditBytes + 64<<10
 
-func (s *Server) editFile(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) editFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.EditRequest
 	if err := decodeFileJSON(r, &req, maxEditBody); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	res, err := s.m.EditFile(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.EditFile(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -341,19 +340,19 @@ func decodeFileJSON(r *http.Request, v any, max int64) error {
 	return nil
 }
 
-func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "pattern", "type", "limit", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.FindRequest{Path: q.Str("path"), User: q.Str("user"), Pattern: q.Str("pattern"), Type: q.Str("type"),
-		Limit: int(q.Int("limit"))}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.FindRequest{Path: q.str("path"), User: q.str("user"), Pattern: q.str("pattern"), Type: q.str("type"),
+		Limit: int(q.int("limit"))}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	res, err := s.m.FindFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.FindFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -361,19 +360,19 @@ func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, p auth.Princi
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.SearchRequest{Path: q.Str("path"), User: q.Str("user"), Query: q.Str("query"), Regexp: q.Bool("regexp"),
-		IgnoreCase: q.Bool("ignore_case"), Include: q.Str("include"), Limit: int(q.Int("limit")), MaxFileSize: q.Int("max_file_size")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.SearchRequest{Path: q.str("path"), User: q.str("user"), Query: q.str("query"), Regexp: q.bool("regexp"),
+		IgnoreCase: q.bool("ignore_case"), Include: q.str("include"), Limit: int(q.int("limit")), MaxFileSize: q.int("max_file_size")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	res, err := s.m.SearchFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	res, err := s.m.SearchFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -381,18 +380,18 @@ func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, p auth.Prin
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "gzip", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ArchiveRequest{Path: q.Str("path"), User: q.Str("user"), Gzip: q.Bool("gzip")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ArchiveRequest{Path: q.str("path"), User: q.str("user"), Gzip: q.bool("gzip")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	body, err := s.m.DownloadArchive(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	body, err := s.m.DownloadArchive(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -429,18 +428,18 @@ func attachmentName(s string) string {
 	return b.String()
 }
 
-func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "user", "max_entries", "max_ratio")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.ExtractRequest{Path: q.Str("path"), User: q.Str("user"), MaxEntries: q.Int("max_entries"), MaxRatio: q.Float("max_ratio")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.ExtractRequest{Path: q.str("path"), User: q.str("user"), MaxEntries: q.int("max_entries"), MaxRatio: q.float("max_ratio")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	res, err := s.m.UploadArchive(r.Context(), scopeOf(p), r.PathValue("id"), req, r.Body, r.ContentLength)
+	res, err := s.m.UploadArchive(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -448,18 +447,18 @@ func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, p auth.Pr
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "recursive", "user")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	req := sandbox.WatchRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
-	if q.Err != nil {
-		writeError(w, r, q.Err)
+	req := sandbox.WatchRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
+	if q.err != nil {
+		writeError(w, r, q.err)
 		return
 	}
-	watch, err := s.m.WatchFiles(r.Context(), scopeOf(p), r.PathValue("id"), req)
+	watch, err := s.m.WatchFiles(r.Context(), sc, r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -474,7 +473,7 @@ func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, p auth.Princ
 		ev, err := watch.Next()
 		if err != nil {
 			if err != io.EOF && r.Context().Err() == nil {
-				_ = enc.Encode(sandbox.FileEvent{Type: guestapi.EventError, Error: errs.Public(err)})
+				_ = enc.Encode(sandbox.FileEvent{Type: wire.EventError, Error: errs.Public(err)})
 			}
 			return
 		}

@@ -635,7 +635,7 @@ func TestFilesScopes(t *testing.T) {
 	e := testenv.New(t, testenv.Options{})
 	id := e.Create(sandbox.Spec{}).ID
 	filesDo(t, e, "PUT", fpath(id, "", "path", "f"), strings.NewReader("x"))
-	key, err := e.Auth.CreateKey(context.Background(), authKeyRequest("read"))
+	key, err := e.Auth.CreateKey(context.Background(), e.Scope, authKeyRequest("read"))
 	if err != nil {
 		t.Fatal(err)
 	}

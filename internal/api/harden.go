@@ -8,13 +8,13 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
 )
 
 // HTTP hardening: the middleware (Host and Origin checks, body limits, a
@@ -72,12 +72,7 @@ func Harden(o HardenOptions) func(http.Handler) http.Handler {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	hc := newHostCheck(o.AllowedHosts, o.ListenAddr)
-	origins := map[string]bool{}
-	for _, or := range o.AllowedOrigins {
-		if n, ok := normalizeOrigin(or); ok {
-			origins[n] = true
-		}
-	}
+	origins, _ := gate.NewOrigins(o.AllowedOrigins) // serve checked them; a bad entry allows nothing
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// DNS rebinding: a page on evil.example whose name is re-pointed
@@ -90,19 +85,19 @@ func Harden(o HardenOptions) func(http.Handler) http.Handler {
 			// Cross-site requests and cross-site WebSocket hijacking: a
 			// browser page elsewhere must not drive this API (or /mcp).
 			if origin := r.Header.Get("Origin"); origin != "" {
-				norm, _ := normalizeOrigin(origin)
+				norm, allowed := origins.Allowed(origin)
 				switch {
-				case origins[norm]:
+				case allowed:
 					if cors(w, r, norm) {
 						return
 					}
-				case sameOrigin(origin, r.Host):
+				case gate.SameOrigin(origin, r.Host):
 				default:
 					o.Log.Warn("refused cross-site request", "origin", clipPath(origin), "remote", r.RemoteAddr)
 					writeError(w, r, errs.New(errs.CodeForbidden, "cross-site request from origin %q refused (see paddock serve --allowed-origin)", clipPath(origin)))
 					return
 				}
-			} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+			} else if gate.CrossSiteSubresource(r) {
 				// A page's subresource request (img, script) that carries no
 				// Origin; following a link here stays possible.
 				writeError(w, r, errs.New(errs.CodeForbidden, "cross-site request refused"))
@@ -230,58 +225,8 @@ func cors(w http.ResponseWriter, r *http.Request, origin string) bool {
 	return false
 }
 
-// normalizeOrigin returns scheme://host[:port] in lower case with default
-// ports dropped, or false for "null" and anything unparsable.
-func normalizeOrigin(o string) (string, bool) {
-	u, err := url.Parse(strings.TrimSpace(o))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return "", false
-	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return u.Scheme + "://" + host, true
-}
-
-// sameOrigin reports whether origin names the host the request was sent
-// to (scheme aside: behind a TLS-terminating proxy the server cannot know
-// it; the Host check has already vouched for the name).
-func sameOrigin(origin, reqHost string) bool {
-	n, ok := normalizeOrigin(origin)
-	if !ok {
-		return false
-	}
-	u, _ := url.Parse(n)
-	oh, op := u.Hostname(), u.Port()
-	if op == "" {
-		op = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	rh, rp := splitHost(reqHost)
-	if rp == "" {
-		rp = op
-	}
-	return oh != "" && oh == rh && op == rp
-}
-
-// splitHost splits a Host header into a lower-case name (no brackets, no
-// trailing dot) and port.
-func splitHost(h string) (string, string) {
-	host, port := h, ""
-	if hh, pp, err := net.SplitHostPort(h); err == nil {
-		host, port = hh, pp
-	} else {
-		host = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	}
-	return strings.TrimSuffix(strings.ToLower(host), "."), port
-}
+// splitHost is gate.SplitHost.
+func splitHost(h string) (string, string) { return gate.SplitHost(h) }
 
 type hostCheck struct {
 	any      bool // "*": the check is off

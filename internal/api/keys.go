@@ -7,66 +7,25 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// keyService is what the key, tenant and token routes need of the
-// authenticator (auth.Service provides it). A server whose Authenticator
-// is something else answers these routes 501.
-type keyService interface {
-	CreateKey(ctx context.Context, req auth.KeyRequest) (auth.CreatedKey, error)
-	ListKeys(ctx context.Context, tenant string) ([]auth.KeyInfo, error)
-	RevokeKey(ctx context.Context, id string) error
-	MintToken(p auth.Principal, sandbox string, scopes []auth.Scope, ttl time.Duration) (auth.Token, error)
-	Tenants() *tenant.Store
-}
-
 func (s *Server) keyRoutes() {
-	s.authed("POST /v1/keys", auth.ScopeAdmin, s.createKey)
-	s.authed("GET /v1/keys", auth.ScopeAdmin, s.listKeys)
-	s.authed("DELETE /v1/keys/{id}", auth.ScopeAdmin, s.revokeKey)
-	s.authed("POST /v1/tenants", auth.ScopeAdmin, s.createTenant)
-	s.authed("GET /v1/tenants", auth.ScopeAdmin, s.listTenants)
-	s.authed("GET /v1/tenants/{name}", auth.ScopeAdmin, s.getTenant)
-	s.authed("PUT /v1/tenants/{name}", auth.ScopeAdmin, s.setTenant)
-	s.authed("POST /v1/sandboxes/{id}/tokens", auth.ScopeRead, s.createToken)
+	s.authed("POST /v1/keys", rights.Keys, s.createKey)
+	s.authed("GET /v1/keys", rights.Keys, s.listKeys)
+	s.authed("DELETE /v1/keys/{id}", rights.Keys, s.revokeKey)
+	s.authed("POST /v1/tenants", rights.Keys, s.createTenant)
+	s.authed("GET /v1/tenants", rights.Keys, s.listTenants)
+	s.authed("GET /v1/tenants/{name}", rights.Keys, s.getTenant)
+	s.authed("PUT /v1/tenants/{name}", rights.Keys, s.setTenant)
+	s.authed("POST /v1/sandboxes/{id}/tokens", rights.Read, s.createToken)
 }
 
-func (s *Server) keys(w http.ResponseWriter, r *http.Request) (keyService, bool) {
-	ks, ok := s.o.Auth.(keyService)
-	if !ok {
-		writeError(w, r, errs.New(errs.CodeUnsupported, "this server has no key store"))
-	}
-	return ks, ok
-}
-
-// adminKeys is keys for the admin-only routes. Tokens never carry admin;
-// refusing them here as well keeps it so if that ever changed.
-func (s *Server) adminKeys(w http.ResponseWriter, r *http.Request, p auth.Principal) (keyService, bool) {
-	if p.Sandbox != "" {
-		writeError(w, r, errs.New(errs.CodeForbidden, "a sandbox token cannot manage keys or tenants"))
-		return nil, false
-	}
-	return s.keys(w, r)
-}
-
-type keyBody struct {
-	Tenant      string       `json:"tenant"`
-	Scopes      []auth.Scope `json:"scopes"`
-	Name        string       `json:"name"`
-	Description string       `json:"description"`
-	ExpiresAt   *time.Time   `json:"expires_at"`
-	ExpiresInS  int64        `json:"expires_in_s"`
-	Format      string       `json:"format"`
-}
-
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
-	}
-	var b keyBody
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	var b wire.KeyRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
@@ -88,7 +47,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, p auth.Princi
 	case b.ExpiresInS > 0:
 		req.ExpiresAt = time.Now().Add(time.Duration(b.ExpiresInS) * time.Second)
 	}
-	k, err := ks.CreateKey(r.Context(), req)
+	k, err := s.keys.CreateKey(r.Context(), sc, req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -97,130 +56,110 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, p auth.Princi
 	writeJSON(w, http.StatusCreated, k)
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
-	}
-	list, err := ks.ListKeys(r.Context(), r.URL.Query().Get("tenant"))
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	list, err := s.keys.ListKeys(r.Context(), sc, r.URL.Query().Get("tenant"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": list})
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: list})
 }
 
-func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
-	}
-	if err := ks.RevokeKey(r.Context(), r.PathValue("id")); err != nil {
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	if err := s.keys.RevokeKey(r.Context(), sc, r.PathValue("id")); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// tenantView is a tenant with what its running sandboxes hold.
-type tenantView struct {
-	tenant.Tenant
-	Usage *tenant.Usage `json:"usage,omitempty"`
+// withUsage is t as the API shows it: with what its running sandboxes
+// hold.
+func (s *Server) withUsage(ctx context.Context, sc sandbox.Scope, t tenant.Tenant) (wire.Tenant, error) {
+	live, err := s.m.TenantSandboxes(ctx, sc, t.Name)
+	if err != nil {
+		return wire.Tenant{}, err
+	}
+	u := tenant.UsageOf(live)
+	return wire.Tenant{Name: t.Name, Quotas: wire.Quotas(t.Quotas), CreatedAt: t.CreatedAt, Usage: &u}, nil
 }
 
-func (s *Server) withUsage(ctx context.Context, t tenant.Tenant) tenantView {
-	u := tenant.UsageOf(s.m.List(ctx, sandbox.Scope{Tenant: t.Name}, nil))
-	return tenantView{Tenant: t, Usage: &u}
-}
-
-func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
-	}
-	var b struct {
-		Name   string        `json:"name"`
-		Quotas tenant.Quotas `json:"quotas"`
-	}
+func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	var b wire.TenantRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	t, err := ks.Tenants().Create(r.Context(), b.Name, b.Quotas)
+	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, tenant.Quotas(b.Quotas))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	v, err := s.withUsage(r.Context(), sc, t)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/tenants/"+t.Name)
-	writeJSON(w, http.StatusCreated, s.withUsage(r.Context(), t))
+	writeJSON(w, http.StatusCreated, v)
 }
 
-func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
-	}
-	list, err := ks.Tenants().List(r.Context())
+func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	list, err := s.keys.ListTenants(r.Context(), sc)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]tenantView, 0, len(list))
+	out := make([]wire.Tenant, 0, len(list))
 	for _, t := range list {
-		out = append(out, s.withUsage(r.Context(), t))
+		v, err := s.withUsage(r.Context(), sc, t)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+	writeJSON(w, http.StatusOK, wire.TenantList{Tenants: out})
 }
 
-func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
+func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	t, err := s.keys.GetTenant(r.Context(), sc, r.PathValue("name"))
+	if err == nil {
+		var v wire.Tenant
+		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
+			writeJSON(w, http.StatusOK, v)
+			return
+		}
 	}
-	t, err := ks.Tenants().Get(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.withUsage(r.Context(), t))
+	writeError(w, r, err)
 }
 
-func (s *Server) setTenant(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	ks, ok := s.adminKeys(w, r, p)
-	if !ok {
-		return
-	}
-	var b struct {
-		Quotas tenant.Quotas `json:"quotas"`
-	}
+func (s *Server) setTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	var b wire.QuotasRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	t, err := ks.Tenants().SetQuotas(r.Context(), r.PathValue("name"), b.Quotas)
-	if err != nil {
-		writeError(w, r, err)
-		return
+	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), tenant.Quotas(b.Quotas))
+	if err == nil {
+		var v wire.Tenant
+		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
+			writeJSON(w, http.StatusOK, v)
+			return
+		}
 	}
-	writeJSON(w, http.StatusOK, s.withUsage(r.Context(), t))
+	writeError(w, r, err)
 }
 
 // createToken mints a sandbox-scoped token. The sandbox is looked up
 // first, so another tenant's sandbox answers 404 whatever the body says.
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	id := r.PathValue("id")
-	if _, err := s.m.Get(r.Context(), scopeOf(p), id); err != nil {
+	if _, err := s.m.Get(r.Context(), sc, id); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	ks, ok := s.keys(w, r)
-	if !ok {
-		return
-	}
-	var b struct {
-		Scopes []auth.Scope `json:"scopes"`
-		TTLS   int64        `json:"ttl_s"`
-	}
+	var b wire.TokenRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
@@ -229,7 +168,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p auth.Prin
 		writeError(w, r, errs.Invalid("ttl_s must be between 1 and %d", int64(auth.MaxTokenTTL/time.Second)))
 		return
 	}
-	tok, err := ks.MintToken(p, id, b.Scopes, time.Duration(b.TTLS)*time.Second)
+	tok, err := s.keys.MintToken(sc, id, b.Scopes, time.Duration(b.TTLS)*time.Second)
 	if err != nil {
 		writeError(w, r, err)
 		return

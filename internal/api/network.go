@@ -3,19 +3,19 @@ package api
 import (
 	"net/http"
 
-	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // The network policy of a running sandbox (docs/network.md). A change
 // takes effect on new connections at once.
 func (s *Server) networkRoutes() {
-	s.authed("GET /v1/sandboxes/{id}/network", auth.ScopeRead, s.getNetwork)
-	s.authed("PUT /v1/sandboxes/{id}/network", auth.ScopeWrite, s.setNetwork)
+	s.authed("GET /v1/sandboxes/{id}/network", rights.Read, s.getNetwork)
+	s.authed("PUT /v1/sandboxes/{id}/network", rights.Network, s.setNetwork)
 }
 
-func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	n, err := s.m.Network(r.Context(), scopeOf(p), r.PathValue("id"))
+func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	n, err := s.m.Network(r.Context(), sc, r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -23,13 +23,13 @@ func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, n)
 }
 
-func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var n sandbox.Network
 	if err := decode(r, &n); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out, err := s.m.SetNetwork(r.Context(), scopeOf(p), r.PathValue("id"), n)
+	out, err := s.m.SetNetwork(r.Context(), sc, r.PathValue("id"), n)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -15,7 +15,10 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Exposed ports (docs/ports.md): a TCP port a sandbox listens on, served
@@ -28,7 +31,7 @@ import (
 
 const (
 	// PortTokenParam is the query parameter of a port URL's token.
-	PortTokenParam = "paddock_token"
+	PortTokenParam = wire.PortTokenParam
 	// The cookie a port URL's token is kept in on a port host (only there:
 	// those hosts are the sandbox's own origin). Over TLS the __Host-
 	// prefix stops a sibling port host from planting one for another
@@ -52,11 +55,11 @@ var portMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, htt
 func portClaim(id string, port int) string { return id + "_p" + strconv.Itoa(port) }
 
 func (s *Server) portRoutes() {
-	s.authed("POST /v1/sandboxes/{id}/ports/{port}/url", auth.ScopeExec, s.portURL)
+	s.authed("POST /v1/sandboxes/{id}/ports/{port}/url", rights.Exec, s.portURL)
 	pp := newPortProxy(s)
 	for _, m := range portMethods {
 		pattern := m + " " + portPattern
-		s.routes = append(s.routes, route{Method: m, Pattern: portPattern})
+		s.routes = append(s.routes, Route{Method: m, Pattern: portPattern, Need: rights.Exec, Port: true})
 		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			pp.serve(w, r, pattern, r.PathValue("id"), r.PathValue("port"), portRest(r.URL.EscapedPath()), false)
 		})
@@ -88,67 +91,29 @@ func parsePort(s string) (int, bool) {
 }
 
 // PortURL is the answer of POST /v1/sandboxes/{id}/ports/{port}/url.
-type PortURL struct {
-	Sandbox   string    `json:"sandbox"`
-	Port      int       `json:"port"`
-	URL       string    `json:"url"`
-	Token     string    `json:"token"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
+type PortURL = wire.PortURL
 
-type portURLBody struct {
-	TTLS int64 `json:"ttl_s"`
-}
-
-func (s *Server) portURL(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	id := r.PathValue("id")
+func (s *Server) portURL(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	port, ok := parsePort(r.PathValue("port"))
 	if !ok {
 		writeError(w, r, errs.Invalid("port must be a number between 1 and 65535"))
 		return
 	}
-	var b portURLBody
+	var b wire.PortURLRequest
 	if err := decode(r, &b); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	ttl := defaultPortURLTTL
-	if b.TTLS != 0 {
-		if b.TTLS < 1 || time.Duration(b.TTLS)*time.Second > auth.MaxTokenTTL {
-			writeError(w, r, errs.Invalid("ttl_s must be between 1 and %d", int64(auth.MaxTokenTTL/time.Second)))
-			return
-		}
-		ttl = time.Duration(b.TTLS) * time.Second
-	}
-	if _, err := s.m.ExposePort(r.Context(), scopeOf(p), id, port); err != nil {
-		writeError(w, r, err)
+	if b.TTLS < 0 || b.TTLS > int64(auth.MaxTokenTTL/time.Second) {
+		writeError(w, r, errs.Invalid("ttl_s must be between 1 and %d", int64(auth.MaxTokenTTL/time.Second)))
 		return
 	}
-	ks, ok := s.keys(w, r)
-	if !ok {
-		return
-	}
-	tok, err := ks.MintToken(p, portClaim(id, port), []auth.Scope{auth.ScopeExec}, ttl)
+	u, err := s.links.PortURL(r.Context(), r.PathValue("id"), port, time.Duration(b.TTLS)*time.Second)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	var u string
-	if d := s.portsDomain(); d != "" {
-		host := strconv.Itoa(port) + "-" + id + "." + d
-		if _, p := splitHost(r.Host); p != "" {
-			host += ":" + p
-		}
-		u = scheme + "://" + host + "/?" + PortTokenParam + "=" + url.QueryEscape(tok.Token)
-	} else {
-		u = scheme + "://" + r.Host + "/v1/sandboxes/" + id + "/ports/" + strconv.Itoa(port) + "/?" +
-			PortTokenParam + "=" + url.QueryEscape(tok.Token)
-	}
-	writeJSON(w, http.StatusCreated, PortURL{Sandbox: id, Port: port, URL: u, Token: tok.Token, ExpiresAt: tok.ExpiresAt})
+	writeJSON(w, http.StatusCreated, u)
 }
 
 // portsDomain is the configured ports domain, lower-case, without dots
@@ -166,7 +131,7 @@ func (s *Server) portHosts(next http.Handler) http.Handler {
 	}
 	suffix := "." + domain
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, _ := splitHost(r.Host)
+		h, _ := gate.SplitHost(r.Host)
 		if h != domain && !strings.HasSuffix(h, suffix) {
 			next.ServeHTTP(w, r)
 			return
@@ -185,8 +150,9 @@ func (s *Server) portHosts(next http.Handler) http.Handler {
 // portProxy forwards requests to sandbox ports, keeping connections to
 // each (sandbox, port) alive between requests.
 type portProxy struct {
-	s  *Server
-	rp *httputil.ReverseProxy
+	s    *Server
+	rp   *httputil.ReverseProxy
+	gate *gate.Gate // finds no credential itself: serve has (portPrincipal)
 }
 
 type portCtxKey struct{}
@@ -205,7 +171,7 @@ func targetKey(t *sandbox.PortTarget) string {
 }
 
 func newPortProxy(s *Server) *portProxy {
-	pp := &portProxy{s: s}
+	pp := &portProxy{s: s, gate: gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "REST", Vet: portsVet, Fail: writeError})}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -300,27 +266,29 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 		r.SetPathValue("id", id)
 		r.SetPathValue("port", portStr)
 	}
-	if s.o.Auditor != nil {
-		end, err := s.o.Auditor.Begin(r, p, pattern)
-		if err != nil {
-			s.log.Error("audit log unavailable; refusing request", "route", pattern, "err", err)
-			writeError(w, r, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act"))
-			return
-		}
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() { end(sw.status) }()
-		w = sw
+	pp.gate.Serve(w, r, p, pattern, rights.Exec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pp.forward(w, r, cred, id, port, rest, hostMode)
+	}))
+}
+
+// portsVet refuses a token minted for another sandbox or port as if this
+// one did not exist (the port gate's Vet: after the request is recorded).
+func portsVet(r *http.Request, p auth.Principal) error {
+	id := r.PathValue("id")
+	port, _ := parsePort(r.PathValue("port"))
+	if p.Sandbox != "" && p.Sandbox != id && p.Sandbox != portClaim(id, port) {
+		return errs.NotFound("sandbox not found")
 	}
-	if cred.unbound {
-		// A token for another sandbox or port: as if this one did not exist.
-		writeError(w, r, errs.NotFound("sandbox not found"))
-		return
-	}
-	if !p.Can(auth.ScopeExec) {
-		writeError(w, r, errs.New(errs.CodeForbidden, "this key lacks the %q scope", auth.ScopeExec))
-		return
-	}
-	sc := sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: id}
+	return nil
+}
+
+// forward sends one authorised request to the port.
+func (pp *portProxy) forward(w http.ResponseWriter, r *http.Request, cred portCred, id string, port int, rest string, hostMode bool) {
+	s := pp.s
+	// A port link's token names "{id}_p{port}", which is no sandbox: once
+	// vetted, the caller acts on this sandbox alone (a key, too).
+	sc := gate.Scope(r.Context())
+	sc.Sandbox = id
 	target, err := s.m.ExposePort(r.Context(), sc, id, port)
 	if err != nil {
 		writeError(w, r, err)
@@ -349,7 +317,7 @@ type portCred struct {
 	p       auth.Principal
 	header  bool   // the Authorization header held a Paddock credential
 	query   string // the token given in the URL, if that is what authenticated
-	unbound bool   // p is valid but for another sandbox or port (answered 404 once audited)
+	unbound bool   // p is valid but for another sandbox or port (answered 404 once audited: portsVet)
 }
 
 // portPrincipal authenticates a port request: an API key or token in the

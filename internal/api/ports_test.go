@@ -195,12 +195,12 @@ func TestPortProxy(t *testing.T) {
 	ctx := context.Background()
 	_, err := pe.Quotas.Tenants().Create(ctx, "acme", tenant.Quotas{})
 	must(t, err)
-	acme, err := pe.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: "acme", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}})
+	acme, err := pe.Auth.CreateKey(ctx, pe.Scope, auth.KeyRequest{Tenant: "acme", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}})
 	must(t, err)
 	if resp, _ := pe.get(t, base+"/", acme.Key, ""); resp.StatusCode != 404 {
 		t.Errorf("another tenant's key: %d, want 404", resp.StatusCode)
 	}
-	readOnly, err := pe.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: "default", Scopes: []auth.Scope{auth.ScopeRead}})
+	readOnly, err := pe.Auth.CreateKey(ctx, pe.Scope, auth.KeyRequest{Tenant: "default", Scopes: []auth.Scope{auth.ScopeRead}})
 	must(t, err)
 	if resp, _ := pe.get(t, base+"/", readOnly.Key, ""); resp.StatusCode != 403 {
 		t.Errorf("a key without exec: %d, want 403", resp.StatusCode)
@@ -246,7 +246,7 @@ func TestPortProxy(t *testing.T) {
 	if resp, _ := pe.get(t, base+"/?"+api.PortTokenParam+"="+pe.AdminKey, "", ""); resp.StatusCode != 401 {
 		t.Errorf("an API key in the URL: %d, want 401", resp.StatusCode)
 	}
-	sbTok, err := pe.Auth.MintToken(auth.NewAdmin(pe.AdminKey).Principal(), sb.ID, []auth.Scope{auth.ScopeExec}, time.Minute)
+	sbTok, err := pe.Auth.MintToken(auth.ScopeOf(auth.NewAdmin(pe.AdminKey).Principal()), sb.ID, []auth.Scope{auth.ScopeExec}, time.Minute)
 	must(t, err)
 	if resp, _ := pe.get(t, base+"/", sbTok.Token, ""); resp.StatusCode != 200 {
 		t.Errorf("a sandbox token of this sandbox: %d", resp.StatusCode)
@@ -413,7 +413,7 @@ func TestPortTenantPolicy(t *testing.T) {
 	ctx := context.Background()
 	_, err := pe.Quotas.Tenants().Create(ctx, "locked", tenant.Quotas{DenyExposedPorts: true})
 	must(t, err)
-	k, err := pe.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: "locked", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}})
+	k, err := pe.Auth.CreateKey(ctx, pe.Scope, auth.KeyRequest{Tenant: "locked", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}})
 	must(t, err)
 	sb, err := client.New(pe.srv.URL, k.Key).Create(ctx, sandbox.Spec{})
 	must(t, err)

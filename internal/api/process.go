@@ -7,37 +7,38 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // processRoutes serves background processes and the interactive
 // WebSockets (terminal, interactive exec). {pid} is a pid, a process id
 // ("p7") or "tag:NAME".
 func (s *Server) processRoutes() {
-	s.authed("POST /v1/sandboxes/{id}/processes", auth.ScopeExec, s.startProcess)
-	s.authed("GET /v1/sandboxes/{id}/processes", auth.ScopeRead, s.listProcesses)
-	s.authed("GET /v1/sandboxes/{id}/processes/{pid}", auth.ScopeRead, s.getProcess)
-	s.authed("DELETE /v1/sandboxes/{id}/processes/{pid}", auth.ScopeExec, s.killProcess)
-	s.authed("GET /v1/sandboxes/{id}/processes/{pid}/output", auth.ScopeRead, s.processOutput)
-	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/stdin", auth.ScopeExec, s.processStdin)
-	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/close-stdin", auth.ScopeExec, s.processCloseStdin)
-	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/signal", auth.ScopeExec, s.signalProcess)
-	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/resize", auth.ScopeExec, s.resizeProcess)
-	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/wait", auth.ScopeRead, s.waitProcess)
-	s.authedWS("GET /v1/sandboxes/{id}/pty", auth.ScopeExec, s.terminal)
-	s.authedWS("GET /v1/sandboxes/{id}/exec/ws", auth.ScopeExec, s.execWS)
+	s.authed("POST /v1/sandboxes/{id}/processes", rights.Exec, s.startProcess)
+	s.authed("GET /v1/sandboxes/{id}/processes", rights.Read, s.listProcesses)
+	s.authed("GET /v1/sandboxes/{id}/processes/{pid}", rights.Read, s.getProcess)
+	s.authed("DELETE /v1/sandboxes/{id}/processes/{pid}", rights.Exec, s.killProcess)
+	s.authed("GET /v1/sandboxes/{id}/processes/{pid}/output", rights.Read, s.processOutput)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/stdin", rights.Exec, s.processStdin)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/close-stdin", rights.Exec, s.processCloseStdin)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/signal", rights.Exec, s.signalProcess)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/resize", rights.Exec, s.resizeProcess)
+	s.authed("POST /v1/sandboxes/{id}/processes/{pid}/wait", rights.Read, s.waitProcess)
+	s.authedWS("GET /v1/sandboxes/{id}/pty", rights.Exec, s.terminal)
+	s.authedWS("GET /v1/sandboxes/{id}/exec/ws", rights.Exec, s.execWS)
 }
 
-func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req sandbox.ProcessRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	id := r.PathValue("id")
-	info, err := s.m.StartProcess(r.Context(), scopeOf(p), id, req)
+	info, err := s.m.StartProcess(r.Context(), sc, id, req)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -46,8 +47,8 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, p auth.Pri
 	writeJSON(w, http.StatusCreated, info)
 }
 
-func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	list, err := s.m.Processes(r.Context(), scopeOf(p), r.PathValue("id"))
+func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	list, err := s.m.Processes(r.Context(), sc, r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -55,11 +56,11 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, p auth.Pr
 	if list == nil {
 		list = []sandbox.ProcessInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"processes": list})
+	writeJSON(w, http.StatusOK, wire.ProcessList{Processes: list})
 }
 
-func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	info, err := s.m.Process(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"))
+func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	info, err := s.m.Process(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -67,8 +68,8 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, info)
 }
 
-func (s *Server) killProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	info, err := s.m.KillProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"))
+func (s *Server) killProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	info, err := s.m.KillProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -77,30 +78,27 @@ func (s *Server) killProcess(w http.ResponseWriter, r *http.Request, p auth.Prin
 }
 
 // processStdin streams the raw request body to the process's input.
-func (s *Server) processStdin(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	n, err := s.m.WriteStdin(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), r.Body)
+func (s *Server) processStdin(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	n, err := s.m.WriteStdin(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), r.Body)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"bytes": n})
+	writeJSON(w, http.StatusOK, wire.StdinResult{Bytes: n})
 }
 
-func (s *Server) processCloseStdin(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	if err := s.m.CloseStdin(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid")); err != nil {
+func (s *Server) processCloseStdin(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	if err := s.m.CloseStdin(r.Context(), sc, r.PathValue("id"), r.PathValue("pid")); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	writeJSON(w, http.StatusOK, wire.OK{OK: true})
 }
 
 // SignalRequest is the body of POST .../processes/{pid}/signal.
-type SignalRequest struct {
-	Signal string `json:"signal"` // default SIGTERM
-	Tree   bool   `json:"tree"`
-}
+type SignalRequest = wire.SignalRequest
 
-func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var req SignalRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
@@ -109,34 +107,32 @@ func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, p auth.Pr
 	if req.Signal == "" {
 		req.Signal = "SIGTERM"
 	}
-	n, err := s.m.SignalProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), req.Signal, req.Tree)
+	n, err := s.m.SignalProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), req.Signal, req.Tree)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"signalled": n})
+	writeJSON(w, http.StatusOK, wire.SignalResult{Signalled: n})
 }
 
-func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var size sandbox.PTYSize
 	if err := decode(r, &size); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if err := s.m.ResizeProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), size); err != nil {
+	if err := s.m.ResizeProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), size); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	writeJSON(w, http.StatusOK, wire.OK{OK: true})
 }
 
 // defaultWait is a wait's timeout when the body names none.
 const defaultWait = 30 * time.Second
 
-func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var req struct {
-		TimeoutMs *int64 `json:"timeout_ms"`
-	}
+func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	var req wire.WaitRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -149,7 +145,7 @@ func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, p auth.Prin
 		}
 		d = time.Duration(*req.TimeoutMs) * time.Millisecond
 	}
-	info, err := s.m.WaitProcess(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), d)
+	info, err := s.m.WaitProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), d)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -157,36 +153,15 @@ func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, p auth.Prin
 	writeJSON(w, http.StatusOK, info)
 }
 
-// OutputLine is one line of the NDJSON output stream: a position (Data
-// and DataB64 empty: the stream continues at Offset, Dropped bytes before
-// it are lost), a chunk of output (Data when it is UTF-8, else DataB64),
-// the final Process state, or an Error.
-type OutputLine struct {
-	Stream  string               `json:"stream,omitempty"`
-	Offset  *int64               `json:"offset,omitempty"`
-	Dropped int64                `json:"dropped,omitempty"`
-	Data    string               `json:"data,omitempty"`
-	DataB64 string               `json:"data_b64,omitempty"`
-	Process *sandbox.ProcessInfo `json:"process,omitempty"`
-	Error   *errorField          `json:"error,omitempty"`
-}
-
-type errorField struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+// OutputLine is one line of the NDJSON output stream (wire.OutputLine).
+type OutputLine = wire.OutputLine
 
 // processOutput streams output as NDJSON: ?from=start|tail|N|stdout:N,...,
 // ?follow=1 to keep going until the process exits, ?encoding=base64 for
 // every chunk as data_b64.
-func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q := r.URL.Query()
-	from, err := sandbox.ParseFrom(q.Get("from"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	opt := sandbox.OutputOptions{From: from, Follow: q.Get("follow") == "1" || q.Get("follow") == "true"}
+	opt := sandbox.OutputOptions{From: q.Get("from"), Follow: q.Get("follow") == "1" || q.Get("follow") == "true"}
 	b64 := false
 	switch q.Get("encoding") {
 	case "", "text":
@@ -199,7 +174,7 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, p auth.Pr
 	sw := &lazyStream{w: w}
 	out := &ndjsonOut{enc: json.NewEncoder(sw), fl: sw}
 	tx := &textChunks{b64: b64, emit: func(l OutputLine) error { return out.emit(l) }}
-	info, err := s.m.ProcessOutput(r.Context(), scopeOf(p), r.PathValue("id"), r.PathValue("pid"), opt, tx.event)
+	info, err := s.m.ProcessOutput(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), opt, tx.event)
 	if err == nil {
 		err = tx.flushAll()
 	}
@@ -208,7 +183,7 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, p auth.Pr
 			writeError(w, r, err)
 			return
 		}
-		_ = out.emit(OutputLine{Error: &errorField{Code: string(errs.CodeOf(err)), Message: errs.Public(err)}})
+		_ = out.emit(OutputLine{Error: &wire.ErrorDetail{Code: string(errs.CodeOf(err)), Message: errs.Public(err)}})
 		return
 	}
 	_ = out.emit(OutputLine{Process: &info})

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,9 +14,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // The interactive WebSockets (see docs/processes.md).
@@ -34,10 +34,8 @@ import (
 // server a binary message is one byte of stream (1 stdout, 2 stderr) and
 // the output.
 const (
-	// WSProtocol is the subprotocol the server selects. Browsers, which
-	// cannot set Authorization on a WebSocket, offer it together with
-	// "bearer.<key>"; the key itself is never echoed back.
-	WSProtocol = "paddock.v1"
+	// WSProtocol is the subprotocol the server selects (wire.WSProtocol).
+	WSProtocol = wire.WSProtocol
 	// wsTokenPrefix marks the key among the offered subprotocols.
 	wsTokenPrefix = "bearer."
 
@@ -47,25 +45,12 @@ const (
 
 // Stream bytes of the exec WebSocket's server messages.
 const (
-	WSStdout byte = 1
-	WSStderr byte = 2
+	WSStdout = wire.WSStdout
+	WSStderr = wire.WSStderr
 )
 
 // WSMessage is a text message of the server on the interactive sockets.
-type WSMessage struct {
-	Type    string `json:"type"` // started | dropped | exit | error
-	Pid     int    `json:"pid,omitempty"`
-	ID      string `json:"id,omitempty"`
-	Bytes   int64  `json:"bytes,omitempty"`
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	// For exit: how the command ended (an exec also carries its
-	// ExecResult fields).
-	ExitCode  *int   `json:"exit_code,omitempty"`
-	Signal    string `json:"signal,omitempty"`
-	OOMKilled bool   `json:"oom_killed,omitempty"`
-	TimedOut  bool   `json:"timed_out,omitempty"`
-}
+type WSMessage = wire.WSMessage
 
 type wsOriginsKey struct{}
 
@@ -79,10 +64,8 @@ type wsOriginsKey struct{}
 // hijacking is a browser page opening a socket to an API on its visitor's
 // behalf.
 func WebSocketOrigins(patterns []string) (func(http.Handler) http.Handler, error) {
-	for _, p := range patterns {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("websocket origin pattern %q: %w", p, err)
-		}
+	if err := gate.ValidOriginPatterns(patterns); err != nil {
+		return nil, err
 	}
 	ps := append([]string(nil), patterns...)
 	return func(next http.Handler) http.Handler {
@@ -106,33 +89,6 @@ func wsOrigins(r *http.Request) []string {
 	return ps
 }
 
-// checkOrigin refuses a cross-site browser page (CSWSH) before anything
-// else happens; the same rule as websocket.Accept, applied first so that a
-// refused page cannot even learn whether a sandbox exists.
-func checkOrigin(r *http.Request, patterns []string) error {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return nil
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return errs.New(errs.CodeForbidden, "WebSocket Origin %q is not allowed", clipPath(origin))
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return nil
-	}
-	for _, p := range patterns {
-		target := u.Host
-		if strings.Contains(p, "://") {
-			target = u.Scheme + "://" + u.Host
-		}
-		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
-			return nil
-		}
-	}
-	return errs.New(errs.CodeForbidden, "WebSocket Origin %q is not allowed for this server", clipPath(origin))
-}
-
 // wsToken finds an API key offered as a subprotocol "bearer.<key>" or as
 // ?token= (for clients that can set neither header).
 func wsToken(r *http.Request) string {
@@ -146,19 +102,17 @@ func wsToken(r *http.Request) string {
 	return r.URL.Query().Get("token")
 }
 
-// authedWS registers a WebSocket route: the Origin is checked first, then
-// the request goes through authed like every route (authentication,
-// auditing, scope), with the key also taken from the subprotocol or
-// ?token=. authed registers on a private mux that only this route reaches,
-// so whatever authed does, WebSockets get the same.
-func (s *Server) authedWS(pattern string, scope auth.Scope, h func(http.ResponseWriter, *http.Request, auth.Principal)) {
-	inner := http.NewServeMux()
-	outer := s.mux
-	s.mux = inner
-	s.authed(pattern, scope, h)
-	s.mux = outer
-	outer.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := checkOrigin(r, wsOrigins(r)); err != nil {
+// authedWS registers a WebSocket route: the Origin is checked first
+// (gate.CheckWebSocketOrigin: cross-site WebSocket hijacking), so that a
+// refused page cannot even learn whether a sandbox exists; then the
+// request goes through the gate like every route, with the key also taken
+// from the subprotocol or ?token=.
+func (s *Server) authedWS(pattern string, need rights.Right, h handler) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.routes = append(s.routes, Route{Method: method, Pattern: path, Need: need, WebSocket: true})
+	inner := s.gated(pattern, need, h)
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := gate.CheckWebSocketOrigin(r, wsOrigins(r)); err != nil {
 			writeError(w, r, err)
 			return
 		}
@@ -188,9 +142,12 @@ func wsCredential(r *http.Request) *http.Request {
 	return r
 }
 
-// accept upgrades r; it answers the request itself on failure.
+// accept upgrades r; it answers the request itself on failure. The
+// Origin was checked before anything else (authedWS), by the one rule of
+// every surface; the library's own check, which compares hosts without
+// normalising them, is not run again.
 func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{WSProtocol}, OriginPatterns: wsOrigins(r)})
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{WSProtocol}, InsecureSkipVerify: true})
 	if err != nil {
 		return nil, err
 	}
@@ -261,8 +218,8 @@ func clipReason(s string) string {
 // terminalQuery is what ?cmd=&cmd=&user=&cwd=&env=K=V&rows=&cols=&pid= ask.
 type terminalQuery struct {
 	req  sandbox.TerminalRequest
-	pid  string       // attach to this running process instead of starting one
-	from sandbox.From // where an attachment's output starts (default: new output)
+	pid  string // attach to this running process instead of starting one
+	from string // where an attachment's output starts (default: new output)
 }
 
 func parseTerminalQuery(q url.Values) (terminalQuery, error) {
@@ -271,16 +228,15 @@ func parseTerminalQuery(q url.Values) (terminalQuery, error) {
 	t.req.User = q.Get("user")
 	t.req.Cwd = q.Get("cwd")
 	t.pid = q.Get("pid")
-	t.from = sandbox.From{Mode: sandbox.FromTail}
+	t.from = wire.FromTail
 	if v := q.Get("from"); v != "" {
 		if t.pid == "" {
 			return t, errs.Invalid("from applies only with pid (a new session starts at its first byte)")
 		}
-		f, err := sandbox.ParseFrom(v)
-		if err != nil {
+		if err := sandbox.ValidFrom(v); err != nil {
 			return t, err
 		}
-		t.from = f
+		t.from = v
 	}
 	env, err := parseEnvParams(q["env"])
 	if err != nil {
@@ -302,7 +258,7 @@ func parseTerminalQuery(q url.Values) (terminalQuery, error) {
 		*f.dst = n
 	}
 	if t.req.Size != (sandbox.PTYSize{}) {
-		if err := t.req.Size.Valid(); err != nil {
+		if err := sandbox.ValidPTY(t.req.Size); err != nil {
 			return t, err
 		}
 	}
@@ -332,15 +288,15 @@ func parseEnvParams(items []string) (map[string]string, error) {
 // unless cmd is given), or with ?pid= an attachment to a running process's
 // terminal. A new session ends with its socket (hang-up); an attachment
 // only detaches.
-func (s *Server) terminal(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	sc, id := scopeOf(p), r.PathValue("id")
+func (s *Server) terminal(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	id := r.PathValue("id")
 	tq, err := parseTerminalQuery(r.URL.Query())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	// Before the upgrade errors are ordinary answers.
-	if _, err := s.m.Get(r.Context(), sc, id); err != nil {
+	if _, err := s.m.Resolve(r.Context(), sc, id, rights.Exec); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -465,14 +421,14 @@ func (o *wsExecOut) Stderr(p []byte) error { return o.send(WSStderr, p) }
 // execWS serves an exec whose stdin streams from the socket (paddock exec
 // -i). The command ends as an exec does: exit, timeout, or the socket
 // closing (which kills it).
-func (s *Server) execWS(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	sc, id := scopeOf(p), r.PathValue("id")
+func (s *Server) execWS(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	id := r.PathValue("id")
 	req, err := parseExecQuery(r.URL.Query())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if _, err := s.m.Get(r.Context(), sc, id); err != nil {
+	if _, err := s.m.Resolve(r.Context(), sc, id, rights.Exec); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -5,28 +5,29 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func (s *Server) sandboxRoutes() {
-	s.authed("POST /v1/sandboxes", auth.ScopeWrite, s.createSandbox)
-	s.authed("GET /v1/sandboxes", auth.ScopeRead, s.listSandboxes)
-	s.authed("GET /v1/sandboxes/{id}", auth.ScopeRead, s.getSandbox)
-	s.authed("DELETE /v1/sandboxes/{id}", auth.ScopeWrite, s.deleteSandbox)
-	s.authed("POST /v1/sandboxes/{id}/timeout", auth.ScopeWrite, s.setTimeout)
-	s.authed("GET /v1/sandboxes/{id}/stats", auth.ScopeRead, s.sandboxStats)
-	s.authed("GET /v1/templates", auth.ScopeRead, s.listTemplates)
+	s.authed("POST /v1/sandboxes", rights.Write, s.createSandbox)
+	s.authed("GET /v1/sandboxes", rights.Read, s.listSandboxes)
+	s.authed("GET /v1/sandboxes/{id}", rights.Read, s.getSandbox)
+	s.authed("DELETE /v1/sandboxes/{id}", rights.Write, s.deleteSandbox)
+	s.authed("POST /v1/sandboxes/{id}/timeout", rights.Write, s.setTimeout)
+	s.authed("GET /v1/sandboxes/{id}/stats", rights.Read, s.sandboxStats)
+	s.authed("GET /v1/templates", rights.Read, s.listTemplates)
 }
 
-func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	var spec sandbox.Spec
 	if err := decode(r, &spec); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	sb, err := s.m.Create(r.Context(), scopeOf(p), spec)
+	sb, err := s.m.Create(r.Context(), sc, spec)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -36,7 +37,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, p auth.Pr
 }
 
 // listSandboxes filters by ?label=k=v (repeatable; all must match).
-func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	match := map[string]string{}
 	for _, l := range r.URL.Query()["label"] {
 		k, v, ok := strings.Cut(l, "=")
@@ -46,15 +47,19 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, p auth.Pr
 		}
 		match[k] = v
 	}
-	list := s.m.List(r.Context(), scopeOf(p), match)
-	if list == nil {
-		list = []sandbox.Sandbox{}
+	list, err := s.m.List(r.Context(), sc, match)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": list})
+	if list == nil {
+		list = []wire.Sandbox{}
+	}
+	writeJSON(w, http.StatusOK, wire.SandboxList{Sandboxes: list})
 }
 
-func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	sb, err := s.m.Get(r.Context(), scopeOf(p), r.PathValue("id"))
+func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	sb, err := s.m.Get(r.Context(), sc, r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -62,23 +67,21 @@ func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, sb)
 }
 
-func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	if err := s.m.Delete(r.Context(), scopeOf(p), r.PathValue("id")); err != nil {
+func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	if err := s.m.Delete(r.Context(), sc, r.PathValue("id")); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	var body struct {
-		TimeoutS int64 `json:"timeout_s"`
-	}
+func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	var body wire.TimeoutRequest
 	if err := decode(r, &body); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	sb, err := s.m.SetTimeout(r.Context(), scopeOf(p), r.PathValue("id"), time.Duration(body.TimeoutS)*time.Second)
+	sb, err := s.m.SetTimeout(r.Context(), sc, r.PathValue("id"), time.Duration(body.TimeoutS)*time.Second)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -86,8 +89,8 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, sb)
 }
 
-func (s *Server) sandboxStats(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	st, err := s.m.Stats(r.Context(), scopeOf(p), r.PathValue("id"))
+func (s *Server) sandboxStats(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	st, err := s.m.Stats(r.Context(), sc, r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -95,11 +98,11 @@ func (s *Server) sandboxStats(w http.ResponseWriter, r *http.Request, p auth.Pri
 	writeJSON(w, http.StatusOK, st)
 }
 
-func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	list, err := s.o.Templates.List()
+func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	list, err := s.m.ListTemplates(r.Context(), sc)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"templates": list})
+	writeJSON(w, http.StatusOK, wire.TemplateList{Templates: list})
 }

@@ -14,60 +14,103 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
-	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
-
-// Templates lists templates.
-type Templates interface {
-	List() ([]template.Info, error)
-}
 
 // Options configure the API server.
 type Options struct {
-	Log       *slog.Logger
-	Manager   *sandbox.Manager
-	Auth      auth.Authenticator
-	Templates Templates
+	Log     *slog.Logger
+	Manager *sandbox.Manager
+	Auth    auth.Authenticator
+	// Keys manages keys, tenants and tokens (nil: Auth, if it is an
+	// *auth.Service; else these routes answer unsupported).
+	Keys *auth.Service
+	// Templates is not used: the manager lists its templates.
+	Templates any
 	Version   string
 	// Mounts are further handlers served on the same port (MCP, E2B...),
 	// by pattern, e.g. "/mcp".
 	Mounts map[string]http.Handler
 	// Auditor, if set, records every authenticated request (fail closed).
+	// If it also has Reader() *audit.Reader (audit.Recorder does), that
+	// serves the audit and metrics routes.
 	Auditor Auditor
 	// Middleware wraps the whole handler, outermost first (metrics,
 	// hardening).
 	Middleware []func(http.Handler) http.Handler
+	// Browser, if set, serves the sandboxes' browsers (browser.go).
+	Browser *browser.Service
 	// Secrets, if set, serves /v1/secrets (secrets.go); PortsDomain, if
 	// set, serves sandbox ports at {port}-{id}.{domain} (ports.go).
 	Secrets     SecretStore
 	PortsDomain string
 }
 
-// Auditor records API actions. Begin is called after authentication and
-// before the handler; if it fails the request is refused (503) and the
-// handler never runs. The returned func is called with the final status.
-type Auditor interface {
-	Begin(r *http.Request, p auth.Principal, route string) (end func(status int), err error)
-}
+// Auditor records API actions (gate.Auditor: the one interface of every
+// surface).
+type Auditor = gate.Auditor
 
 // Server is the REST API.
 type Server struct {
-	o      Options
-	log    *slog.Logger
-	m      *sandbox.Manager
-	mux    *http.ServeMux
-	routes []route
-	ports  *portProxy // ports.go
+	o       Options
+	log     *slog.Logger
+	m       *sandbox.Manager
+	keys    *auth.Service
+	audit   *audit.Reader
+	secrets SecretStore
+	gate    *gate.Gate
+	mux     *http.ServeMux
+	routes  []Route
+	ports   *portProxy // ports.go
+	links   *PortLinks // portlinks.go
 }
 
-// route is one served endpoint; the OpenAPI test compares these with the
-// published document.
-type route struct {
+// Route is one served endpoint and the right it declares (the right the
+// gate and the services it calls check); the OpenAPI test compares the
+// routes with the published document, and the every-route test walks
+// them.
+type Route struct {
 	Method, Pattern string
-	Public          bool
+	Public          bool         // no credential at all
+	Need            rights.Right // 0 on an authenticated route: any caller (its services decide)
+	WebSocket       bool         // the interactive WebSockets (authedWS)
+	Port            bool         // the exposed-port proxy (ports.go)
+}
+
+// handler is an authenticated route's handler: sc is the caller.
+type handler func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope)
+
+// restSurface is how REST finds a credential and answers an error.
+var (
+	errNoBearer  = errs.New(errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
+	errBadAPIKey = errs.New(errs.CodeUnauthenticated, "invalid or revoked API key")
+	restSurface  = gate.Surface{Name: "REST", Credential: bearer, Invalid: errBadAPIKey, Fail: failAuthed}
+)
+
+// bearer reads "Authorization: Bearer KEY".
+func bearer(r *http.Request) (string, error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(token) == "" {
+		return "", errNoBearer
+	}
+	return strings.TrimSpace(token), nil
+}
+
+// failAuthed answers an error of an authenticated route; a refused
+// credential is told how to authenticate.
+func failAuthed(w http.ResponseWriter, r *http.Request, err error) {
+	if errs.CodeOf(err) == errs.CodeUnauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
+	}
+	writeError(w, r, err)
 }
 
 // New builds the server and its routes.
@@ -75,7 +118,18 @@ func New(o Options) *Server {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, log: o.Log, m: o.Manager, mux: http.NewServeMux()}
+	s := &Server{o: o, log: o.Log, m: o.Manager, mux: http.NewServeMux(), keys: o.Keys, secrets: o.Secrets}
+	if s.secrets == nil {
+		s.secrets = (*secret.Store)(nil) // refuses as a store would, then answers unsupported
+	}
+	if s.keys == nil {
+		s.keys, _ = o.Auth.(*auth.Service)
+	}
+	if rs, ok := o.Auditor.(interface{ Reader() *audit.Reader }); ok {
+		s.audit = rs.Reader()
+	}
+	s.gate = gate.New(o.Auth, o.Auditor, o.Log, restSurface)
+	s.links = NewPortLinks(o.Manager, s.keys, o.PortsDomain)
 	s.public("GET /healthz", s.healthz)
 	s.public("GET /openapi.json", s.openapi)
 	s.sandboxRoutes()
@@ -116,6 +170,9 @@ func (s *Server) Routes() []string {
 	return out
 }
 
+// RouteTable lists the served endpoints with the rights they declare.
+func (s *Server) RouteTable() []Route { return append([]Route(nil), s.routes...) }
+
 // pathKnown reports whether some route matches r's path with any method.
 func (s *Server) pathKnown(r *http.Request) bool {
 	for _, rt := range s.routes {
@@ -139,61 +196,22 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) public(pattern string, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.routes = append(s.routes, route{Method: method, Pattern: path, Public: true})
+	s.routes = append(s.routes, Route{Method: method, Pattern: path, Public: true})
 	s.mux.HandleFunc(pattern, h)
 }
 
-// authed registers a handler that needs a principal holding scope.
-func (s *Server) authed(pattern string, scope auth.Scope, h func(http.ResponseWriter, *http.Request, auth.Principal)) {
+// authed registers a route behind the gate (authentication, the audit
+// record, the right it declares: need) with handler h.
+func (s *Server) authed(pattern string, need rights.Right, h handler) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.routes = append(s.routes, route{Method: method, Pattern: path})
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.authenticate(r)
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
-			writeError(w, r, err)
-			return
-		}
-		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
-		// Audited before the scope check, so that a refused call by an
-		// authenticated key is on the record too.
-		if s.o.Auditor != nil {
-			end, err := s.o.Auditor.Begin(r, p, pattern)
-			if err != nil {
-				s.log.Error("audit log unavailable; refusing request", "route", pattern, "err", err)
-				writeError(w, r, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act"))
-				return
-			}
-			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-			defer func() { end(sw.status) }()
-			w = sw
-		}
-		if !p.Can(scope) {
-			writeError(w, r, errs.New(errs.CodeForbidden, "this key lacks the %q scope", scope))
-			return
-		}
-		h(w, r, p)
-	})
+	s.routes = append(s.routes, Route{Method: method, Pattern: path, Need: need})
+	s.mux.Handle(pattern, s.gated(pattern, need, h))
 }
 
-func (s *Server) authenticate(r *http.Request) (auth.Principal, error) {
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
-		return auth.Principal{}, errs.New(errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
-	}
-	p, err := s.o.Auth.Authenticate(r.Context(), strings.TrimSpace(token))
-	if err != nil {
-		if errs.CodeOf(err) == errs.CodeUnauthenticated {
-			return p, errs.New(errs.CodeUnauthenticated, "invalid or revoked API key")
-		}
-		return p, err
-	}
-	return p, nil
-}
-
-func scopeOf(p auth.Principal) sandbox.Scope {
-	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: p.Sandbox}
+func (s *Server) gated(pattern string, need rights.Right, h handler) http.Handler {
+	return s.gate.Wrap(pattern, need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h(w, r, gate.Scope(r.Context()))
+	}))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -216,10 +234,10 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		ctx := context.WithValue(r.Context(), ctxKey{}, id)
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: 200}
+		sw := gate.NewStatusWriter(w)
 		next.ServeHTTP(sw, r.WithContext(ctx))
 		s.log.LogAttrs(ctx, slog.LevelDebug, "request", slog.String("id", id), slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
+			slog.String("path", r.URL.Path), slog.Int("status", sw.Status()), slog.Duration("took", time.Since(start)))
 	})
 }
 
@@ -240,29 +258,11 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // StatusOf maps an error code to its HTTP status.
 func StatusOf(code errs.Code) int { return errs.HTTPStatus(code) }
 
 // ErrorBody is the JSON shape of every error answer.
-type ErrorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
+type ErrorBody = wire.ErrorBody
 
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := errs.CodeOf(err)

@@ -90,7 +90,7 @@ func tnTenant(t *testing.T, e *testenv.Env, name string, q tenant.Quotas) {
 
 func tnKey(t *testing.T, e *testenv.Env, tenantName string, scopes ...auth.Scope) auth.CreatedKey {
 	t.Helper()
-	k, err := e.Auth.CreateKey(context.Background(), auth.KeyRequest{Tenant: tenantName, Scopes: scopes})
+	k, err := e.Auth.CreateKey(context.Background(), e.Scope, auth.KeyRequest{Tenant: tenantName, Scopes: scopes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,10 +34,13 @@ func (b *BadRecord) Error() string {
 
 // Report summarises a log that verified.
 type Report struct {
-	Records        uint64 `json:"records"`
-	FirstSeq       uint64 `json:"first_seq"`
-	LastSeq        uint64 `json:"last_seq"`
-	Segments       int    `json:"segments"`
+	Records  uint64 `json:"records"`
+	FirstSeq uint64 `json:"first_seq"`
+	LastSeq  uint64 `json:"last_seq"`
+	Segments int    `json:"segments"`
+	// Sealed counts the closed segments whose last record is a signed
+	// checkpoint (every closed segment, for a log written since sealing).
+	Sealed         int    `json:"sealed_segments"`
 	Checkpoints    int    `json:"checkpoints"`
 	LastCheckpoint uint64 `json:"last_checkpoint_seq"`
 	HeadSeq        uint64 `json:"head_seq"`
@@ -88,10 +91,22 @@ func Verify(dir string, pub ed25519.PublicKey) (*Report, error) {
 	rep.HeadSeq = head.Seq
 	rep.Segments = len(segs)
 	v := verifier{pub: pub, fp: rep.Signer, rep: rep, head: head}
+	unsealed := 0
 	for i, s := range segs {
-		if err := v.segment(filepath.Join(dir, s.name), s.name, i == len(segs)-1); err != nil {
+		last := i == len(segs)-1
+		if err := v.segment(filepath.Join(dir, s.name), s.name, last); err != nil {
 			return rep, err
 		}
+		switch {
+		case last:
+		case v.segLastAction == ActionCheckpoint:
+			rep.Sealed++
+		default:
+			unsealed++
+		}
+	}
+	if unsealed > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d closed segment(s) do not end with a signed checkpoint (written before segments were sealed); the chain still covers them", unsealed))
 	}
 	if rep.Records == 0 {
 		return rep, &BadRecord{Seq: 1, Segment: segs[0].name, Line: 1, Reason: "the log has no records"}
@@ -124,6 +139,7 @@ type verifier struct {
 	head Head
 
 	lastSeq        uint64
+	segLastAction  string // the action of the current segment's last record
 	lastHash       string
 	lastSeg        string
 	lastLine       int
@@ -140,6 +156,7 @@ func (v *verifier) segment(path, name string, last bool) error {
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 256<<10)
+	v.segLastAction = ""
 	for lineNo := 1; ; lineNo++ {
 		expect := v.lastSeq + 1
 		bad := func(format string, args ...any) error {
@@ -203,6 +220,7 @@ func (v *verifier) segment(path, name string, last bool) error {
 			v.headSeen = true
 		}
 		v.lastSeq, v.lastHash, v.lastSeg, v.lastLine = r.Seq, r.Hash, name, lineNo
+		v.segLastAction = r.Action
 		v.rep.LastSeq = r.Seq
 		v.rep.Records++
 	}

@@ -26,17 +26,18 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Scope is one permission a key carries.
-type Scope string
+// Scope is one permission a key carries (wire.Scope).
+type Scope = wire.Scope
 
 // Scopes.
 const (
-	ScopeRead  Scope = "read"
-	ScopeWrite Scope = "write"
-	ScopeExec  Scope = "exec"
-	ScopeAdmin Scope = "admin"
+	ScopeRead  = wire.ScopeRead
+	ScopeWrite = wire.ScopeWrite
+	ScopeExec  = wire.ScopeExec
+	ScopeAdmin = wire.ScopeAdmin
 )
 
 // AllScopes is every scope, in display order.

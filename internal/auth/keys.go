@@ -14,6 +14,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Migrations are the tables of this package: the tenants (package tenant;
@@ -37,8 +38,8 @@ var Migrations = slices.Clip(append(slices.Clone(tenant.Migrations), store.Migra
 
 // Key formats.
 const (
-	FormatPaddock = "paddock" // "pdk_" + 32 base32 characters
-	FormatE2B     = "e2b"     // "e2b_" + 40 hex digits
+	FormatPaddock = wire.FormatPaddock // "pdk_" + 32 base32 characters
+	FormatE2B     = wire.FormatE2B     // "e2b_" + 40 hex digits
 )
 
 // Limits on what grows.
@@ -51,20 +52,7 @@ const (
 )
 
 // KeyInfo is what may be shown of a key: everything but the key.
-type KeyInfo struct {
-	ID          string     `json:"id"`
-	Tenant      string     `json:"tenant"`
-	Name        string     `json:"name,omitempty"`
-	Description string     `json:"description,omitempty"`
-	Scopes      []Scope    `json:"scopes"`
-	Format      string     `json:"format"`
-	Hint        string     `json:"hint"` // the key's first characters
-	CreatedAt   time.Time  `json:"created_at"`
-	LastUsedAt  *time.Time `json:"last_used_at,omitempty"` // to the minute
-	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
-	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
-	Revoked     bool       `json:"revoked"`
-}
+type KeyInfo = wire.KeyInfo
 
 // KeyRequest asks for a new key.
 type KeyRequest struct {
@@ -77,10 +65,7 @@ type KeyRequest struct {
 }
 
 // CreatedKey is a new key: the only time the key itself is returned.
-type CreatedKey struct {
-	KeyInfo
-	Key string `json:"key"`
-}
+type CreatedKey = wire.CreatedKey
 
 // keyRecord is a row as the authenticator needs it.
 type keyRecord struct {

@@ -70,7 +70,7 @@ func newFixture(t testing.TB) *fixture {
 
 func (f *fixture) key(t testing.TB, req KeyRequest) CreatedKey {
 	t.Helper()
-	k, err := f.svc.CreateKey(context.Background(), req)
+	k, err := f.svc.CreateKey(context.Background(), testAdmin, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestKeyLifecycle(t *testing.T) {
 	if bytes.Contains(dump, []byte(k.Key)) || bytes.Contains(wal, []byte(k.Key)) {
 		t.Fatal("the key itself is in the database file")
 	}
-	list, err := f.svc.ListKeys(ctx, "acme")
+	list, err := f.svc.ListKeys(ctx, testAdmin, "acme")
 	if err != nil || len(list) != 1 || list[0].ID != k.ID || list[0].Revoked {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
@@ -131,21 +131,25 @@ func TestKeyLifecycle(t *testing.T) {
 	other := NewKey()
 	p, err = f.auth(other)
 	wantUnauth(t, "unknown key", p, err)
-	p, err = f.auth(k.Key[:len(k.Key)-1] + "x")
+	last := "x"
+	if strings.HasSuffix(k.Key, last) { // the altered key must differ
+		last = "y"
+	}
+	p, err = f.auth(k.Key[:len(k.Key)-1] + last)
 	wantUnauth(t, "altered key", p, err)
 	// Revocation applies at once, though the key is cached.
-	if err := f.svc.RevokeKey(ctx, k.ID); err != nil {
+	if err := f.svc.RevokeKey(ctx, testAdmin, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	p, err = f.auth(k.Key)
 	wantUnauth(t, "revoked key", p, err)
-	if err := f.svc.RevokeKey(ctx, k.ID); err != nil {
+	if err := f.svc.RevokeKey(ctx, testAdmin, k.ID); err != nil {
 		t.Fatalf("second revoke: %v", err)
 	}
-	if err := f.svc.RevokeKey(ctx, "key_nope"); errs.CodeOf(err) != errs.CodeNotFound {
+	if err := f.svc.RevokeKey(ctx, testAdmin, "key_nope"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Fatalf("revoke unknown: %v", err)
 	}
-	list, _ = f.svc.ListKeys(ctx, "")
+	list, _ = f.svc.ListKeys(ctx, testAdmin, "")
 	if len(list) != 1 || !list[0].Revoked || list[0].RevokedAt == nil {
 		t.Fatalf("after revoke: %+v", list)
 	}
@@ -161,7 +165,7 @@ func TestE2BKey(t *testing.T) {
 	if err != nil || p.Tenant != "acme" || p.KeyID != k.ID {
 		t.Fatalf("e2b key: %+v, %v", p, err)
 	}
-	if _, err := f.svc.CreateKey(context.Background(), KeyRequest{Tenant: "acme", Scopes: []Scope{ScopeRead}, Format: "jwt"}); errs.CodeOf(err) != errs.CodeInvalid {
+	if _, err := f.svc.CreateKey(context.Background(), testAdmin, KeyRequest{Tenant: "acme", Scopes: []Scope{ScopeRead}, Format: "jwt"}); errs.CodeOf(err) != errs.CodeInvalid {
 		t.Fatalf("unknown format: %v", err)
 	}
 }
@@ -186,7 +190,7 @@ func TestCreateKeyValidation(t *testing.T) {
 		{"far expiry", KeyRequest{Tenant: "acme", Scopes: []Scope{ScopeRead}, ExpiresAt: now.Add(11 * 365 * 24 * time.Hour)}, errs.CodeInvalid},
 	}
 	for _, c := range cases {
-		if _, err := f.svc.CreateKey(context.Background(), c.req); errs.CodeOf(err) != c.code {
+		if _, err := f.svc.CreateKey(context.Background(), testAdmin, c.req); errs.CodeOf(err) != c.code {
 			t.Errorf("%s: %v, want %s", c.name, err, c.code)
 		}
 	}
@@ -250,7 +254,7 @@ func TestLastUsedThrottled(t *testing.T) {
 	if writes < 4 || writes > 6 {
 		t.Fatalf("last_used_at written %d times in five minutes of use, want about 5 (once a minute)", writes)
 	}
-	list, _ := f.svc.ListKeys(context.Background(), "acme")
+	list, _ := f.svc.ListKeys(context.Background(), testAdmin, "acme")
 	if list[0].LastUsedAt == nil || f.clock.now().Sub(*list[0].LastUsedAt) > 2*time.Minute {
 		t.Fatalf("last used = %v", list[0].LastUsedAt)
 	}
@@ -262,7 +266,7 @@ func TestTokens(t *testing.T) {
 	k := f.key(t, KeyRequest{Tenant: "acme", Scopes: []Scope{ScopeRead, ScopeExec}})
 	kp, _ := f.auth(k.Key)
 	const sb = "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa"
-	tok, err := f.svc.MintToken(kp, sb, []Scope{ScopeExec}, 10*time.Minute)
+	tok, err := f.svc.MintToken(ScopeOf(kp), sb, []Scope{ScopeExec}, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,21 +283,21 @@ func TestTokens(t *testing.T) {
 	}
 
 	// Never more than the key.
-	if _, err := f.svc.MintToken(kp, sb, []Scope{ScopeWrite}, time.Minute); errs.CodeOf(err) != errs.CodeForbidden {
+	if _, err := f.svc.MintToken(ScopeOf(kp), sb, []Scope{ScopeWrite}, time.Minute); errs.CodeOf(err) != errs.CodeForbidden {
 		t.Fatalf("scope beyond the key: %v", err)
 	}
 	for _, bad := range [][]Scope{nil, {ScopeAdmin}, {"root"}} {
-		if _, err := f.svc.MintToken(kp, sb, bad, time.Minute); errs.CodeOf(err) != errs.CodeInvalid {
+		if _, err := f.svc.MintToken(ScopeOf(kp), sb, bad, time.Minute); errs.CodeOf(err) != errs.CodeInvalid {
 			t.Fatalf("scopes %v: %v", bad, err)
 		}
 	}
 	for _, ttl := range []time.Duration{-time.Second, MaxTokenTTL + time.Second} {
-		if _, err := f.svc.MintToken(kp, sb, []Scope{ScopeRead}, ttl); errs.CodeOf(err) != errs.CodeInvalid {
+		if _, err := f.svc.MintToken(ScopeOf(kp), sb, []Scope{ScopeRead}, ttl); errs.CodeOf(err) != errs.CodeInvalid {
 			t.Fatalf("ttl %s: %v", ttl, err)
 		}
 	}
 	// A token cannot mint tokens.
-	if _, err := f.svc.MintToken(p, sb, []Scope{ScopeExec}, time.Minute); errs.CodeOf(err) != errs.CodeForbidden {
+	if _, err := f.svc.MintToken(ScopeOf(p), sb, []Scope{ScopeExec}, time.Minute); errs.CodeOf(err) != errs.CodeForbidden {
 		t.Fatalf("token minting: %v", err)
 	}
 
@@ -326,11 +330,11 @@ func TestTokens(t *testing.T) {
 	wantUnauth(t, "expired token", p, err)
 
 	// Revoking the key voids its live tokens.
-	tok2, _ := f.svc.MintToken(kp, sb, []Scope{ScopeRead}, time.Hour)
+	tok2, _ := f.svc.MintToken(ScopeOf(kp), sb, []Scope{ScopeRead}, time.Hour)
 	if _, err := f.auth(tok2.Token); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.RevokeKey(ctx, k.ID); err != nil {
+	if err := f.svc.RevokeKey(ctx, testAdmin, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	p, err = f.auth(tok2.Token)
@@ -340,7 +344,7 @@ func TestTokens(t *testing.T) {
 func TestAdminTokensBoundToAdminKey(t *testing.T) {
 	f := newFixture(t)
 	admin, _ := f.auth(f.admin)
-	tok, err := f.svc.MintToken(admin, "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", []Scope{ScopeRead, ScopeWrite, ScopeExec}, time.Hour)
+	tok, err := f.svc.MintToken(ScopeOf(admin), "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", []Scope{ScopeRead, ScopeWrite, ScopeExec}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +400,7 @@ func TestRevokeDuringLookup(t *testing.T) {
 	f.svc.mu.Lock()
 	gen := f.svc.gen
 	f.svc.mu.Unlock()
-	if err := f.svc.RevokeKey(context.Background(), k.ID); err != nil {
+	if err := f.svc.RevokeKey(context.Background(), testAdmin, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.cacheResult(rec, nil, gen, f.clock.now()); err != nil {
@@ -405,3 +409,6 @@ func TestRevokeDuringLookup(t *testing.T) {
 	p, err := f.auth(k.Key)
 	wantUnauth(t, "revoked key after a racing lookup", p, err)
 }
+
+// testAdmin is the bootstrap admin key as a caller.
+var testAdmin = ScopeOf(Principal{KeyID: "admin", Tenant: DefaultTenant, Scopes: []Scope{ScopeAdmin}})

@@ -106,7 +106,7 @@ func TestFuzzSeedsVerify(t *testing.T) {
 	// secret would check their MAC; with another it refuses.
 	f := newFixture(t)
 	admin, _ := f.auth(f.admin)
-	tok, err := f.svc.MintToken(admin, "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", []Scope{ScopeRead}, time.Minute)
+	tok, err := f.svc.MintToken(ScopeOf(admin), "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", []Scope{ScopeRead}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func BenchmarkAuthenticateToken(b *testing.B) {
 	k := f.key(b, KeyRequest{Tenant: "acme", Scopes: []Scope{ScopeRead, ScopeExec}})
 	ctx := context.Background()
 	kp, _ := f.svc.Authenticate(ctx, k.Key)
-	tok, err := f.svc.MintToken(kp, "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", []Scope{ScopeExec}, time.Hour)
+	tok, err := f.svc.MintToken(ScopeOf(kp), "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", []Scope{ScopeExec}, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -65,8 +65,8 @@ func (r *runner) density(ctx context.Context, st *Stack) {
 		if err != nil {
 			continue
 		}
-		if v, ok := stats["memory_bytes"].(float64); ok && v >= 0 {
-			cgSum += int64(v)
+		if v := stats.MemoryBytes; v >= 0 {
+			cgSum += v
 			cgN++
 		}
 	}

@@ -8,26 +8,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
-	"strings"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // The DevTools protocol itself, for tools that speak it (Playwright's
 // connectOverCDP, Puppeteer's connect, chromedp's remote allocator):
-// Chromium's discovery documents and WebSockets, behind Paddock's
-// authentication, relayed to the browser in the sandbox. What the client
-// sent to authenticate (the key, cookies, its Origin) never reaches the
-// sandbox.
-
-// WSProtocol is the WebSocket subprotocol browsers offer (with
-// "bearer.KEY") to authenticate; it is answered on the browser's behalf.
-const WSProtocol = "paddock.v1"
+// Chromium's discovery documents (DevToolsJSON) and relays of its
+// WebSockets (Relay; the API serves them, behind Paddock's
+// authentication).
 
 // DevToolsJSON returns Chromium's /json/version or /json/list (which:
 // "version" or "list") with every DevTools URL replaced by Paddock's:
@@ -35,10 +26,13 @@ const WSProtocol = "paddock.v1"
 // "wss://paddock.example.com/v1/sandboxes/sb-x/browser". The browser is
 // started if it is not running (a client connecting wants one).
 func (s *Service) DevToolsJSON(ctx context.Context, sc sandbox.Scope, id, which, wsBase string) ([]byte, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
 	if which != "version" && which != "list" {
 		return nil, errs.NotFound("no DevTools document %q", clipText(which, 32))
 	}
-	sess, err := s.session(ctx, sc, id)
+	sess, err := s.session(ctx, sc, id, rights.Exec)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +88,7 @@ func rewriteDevToolsJSON(body []byte, which, wsBase string) ([]byte, error) {
 		out := make([]map[string]any, 0, len(list))
 		for _, t := range list {
 			id, _ := t["id"].(string)
-			if t == nil || !guestapi.ValidDevToolsID(id) {
+			if t == nil || !sandbox.ValidDevToolsID(id) {
 				continue
 			}
 			delete(t, "devtoolsFrontendUrl")
@@ -109,91 +103,42 @@ func rewriteDevToolsJSON(body []byte, which, wsBase string) ([]byte, error) {
 	return nil, fmt.Errorf("unknown document %q", which)
 }
 
-// Headers a DevTools WebSocket handshake passes on; everything else (the
-// key, cookies, Origin — Chromium refuses unknown origins — and forwarding
-// headers) stays out of the sandbox.
-var cdpHeaders = []string{"Connection", "Upgrade", "Sec-Websocket-Key", "Sec-Websocket-Version",
-	"Sec-Websocket-Extensions", "User-Agent"}
+// Relay is a caller's own DevTools connection to a sandbox's browser
+// (Playwright's connectOverCDP through the API): the instance it reaches
+// and how to reach it, counted against the sandbox's limit of DevTools
+// connections until Close.
+type Relay struct {
+	Instance int
+	Host     string // what Chromium must see in Host (it refuses names)
+	Browser  string // the browser's endpoint, /devtools/browser/<id>
+	// Transport dials the instance, for the caller, for each request.
+	Transport *http.Transport
+	release   func()
+}
 
-// ServeCDP relays a DevTools WebSocket to the sandbox's browser: the
-// browser's endpoint (page ""), or a page's ("page/<target id>"). It
-// answers the request itself; an error before the relay starts is
-// returned without an answer written.
-func (s *Service) ServeCDP(w http.ResponseWriter, r *http.Request, sc sandbox.Scope, id, page string) error {
-	path := ""
-	switch {
-	case page == "":
-	case strings.HasPrefix(page, "page/") && guestapi.ValidDevToolsID(strings.TrimPrefix(page, "page/")):
-		path = "/devtools/" + page
-	default:
-		return errs.NotFound("no DevTools endpoint %q", clipText(page, 80))
+// Close releases the relay's place.
+func (r *Relay) Close() { r.release() }
+
+// Relay starts the sandbox's browser if it is not running and returns a
+// relay to it for the caller (exec: DevTools are full control of the
+// browser).
+func (s *Service) Relay(ctx context.Context, sc sandbox.Scope, id string) (*Relay, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
 	}
-	if !headerHas(r.Header, "Upgrade", "websocket") {
-		return errs.Invalid("this is a WebSocket endpoint (the DevTools protocol); connect with a CDP client such as Playwright's connectOverCDP")
-	}
-	sess, err := s.session(r.Context(), sc, id)
+	sess, err := s.session(ctx, sc, id, rights.Exec)
 	if err != nil {
-		return err
-	}
-	if path == "" {
-		path = sess.d.wsPath
+		return nil, err
 	}
 	release, err := s.acquire(id, "CDP", s.o.MaxCDP)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer release()
 	d := sess.d
-	offered := headerHas(r.Header, "Sec-WebSocket-Protocol", WSProtocol)
-	var relayErr error
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			h := http.Header{}
-			for _, k := range cdpHeaders {
-				if v := pr.Out.Header.Values(k); len(v) > 0 {
-					h[k] = v
-				}
-			}
-			pr.Out.Header = h
-			pr.Out.URL = &url.URL{Scheme: "http", Host: d.host(), Path: path}
-			pr.Out.Host = d.host()
-		},
-		Transport: d.transport(),
-		ModifyResponse: func(resp *http.Response) error {
-			resp.Header.Del("Set-Cookie")
-			if offered && resp.StatusCode == http.StatusSwitchingProtocols {
-				resp.Header.Set("Sec-WebSocket-Protocol", WSProtocol)
-			}
-			return nil
-		},
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			relayErr = err
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadGateway)
-			_, _ = io.WriteString(w, `{"error":{"code":"unavailable","message":"the sandbox's browser did not accept the DevTools connection"}}`+"\n")
-		},
-		ErrorLog: nil,
-	}
-	start := time.Now()
-	return s.m.BrowserAction(r.Context(), sc, id, "cdp", map[string]any{"endpoint": path, "instance": d.instance},
-		func() (map[string]any, error) {
-			rp.ServeHTTP(w, r)
-			data := map[string]any{"duration_ms": time.Since(start).Milliseconds()}
-			if relayErr != nil {
-				s.log.Debug("browser: CDP relay failed", "sandbox", id, "err", relayErr)
-				data["error"] = "relay failed"
-			}
-			return data, nil
-		})
+	d.sc, d.need = sc, rights.Exec // the caller's own connection
+	return &Relay{Instance: d.instance, Host: d.host(), Browser: d.wsPath, Transport: d.transport(), release: release}, nil
 }
 
-func headerHas(h http.Header, key, token string) bool {
-	for _, v := range h.Values(key) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// ValidTarget reports whether s is a well-formed DevTools target id (of a
+// page endpoint a client asks for).
+func ValidTarget(s string) bool { return sandbox.ValidDevToolsID(s) }

@@ -14,7 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // Bounds on what the browser (the sandbox's, so untrusted) may send.
@@ -29,21 +30,25 @@ const (
 )
 
 // devtools reaches one instance of a sandbox's browser: TCP connections
-// to its DevTools port, relayed by the guest (the port is on the sandbox's
-// loopback, which nothing outside the sandbox can reach otherwise).
+// to its DevTools port, relayed by the guest through the manager (the
+// port is on the sandbox's loopback, which nothing outside the sandbox
+// can reach otherwise), for one caller.
 type devtools struct {
-	g        *guestapi.Client
+	m        Sandboxes
+	sc       sandbox.Scope
+	id       string
+	need     rights.Right
 	instance int    // the guest refuses connections to another instance
 	port     int    // for the Host header (Chromium accepts only IP hosts)
 	wsPath   string // /devtools/browser/<id>
 }
 
-func newDevtools(g *guestapi.Client, info guestapi.BrowserInfo) devtools {
-	return devtools{g: g, instance: info.Instance, port: info.Port, wsPath: info.WSPath}
+func newDevtools(m Sandboxes, sc sandbox.Scope, id string, need rights.Right, info sandbox.BrowserState) devtools {
+	return devtools{m: m, sc: sc, id: id, need: need, instance: info.Instance, port: info.Port, wsPath: info.WSPath}
 }
 
 func (d devtools) dial(ctx context.Context) (net.Conn, error) {
-	return d.g.DialBrowser(ctx, d.instance)
+	return d.m.DialBrowser(ctx, d.sc, d.id, d.need, d.instance)
 }
 
 // host is what Chromium must see in Host: it refuses names (DNS

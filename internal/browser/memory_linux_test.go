@@ -41,11 +41,10 @@ func TestBrowserMemoryCounted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stats %s: %v", what, err)
 		}
-		v, ok := st["memory_bytes"].(float64)
-		if !ok {
-			t.Fatalf("stats %s: no memory_bytes in %v", what, st)
+		if st.MemoryBytes <= 0 {
+			t.Fatalf("stats %s: no memory_bytes in %+v", what, st)
 		}
-		return int64(v)
+		return st.MemoryBytes
 	}
 	before := usage("before the browser")
 	if ps := pidsWith(t, marker); len(ps) != 0 {

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Options configure a Service. Zero fields take the defaults.
@@ -68,7 +69,7 @@ func (o Options) withDefaults() Options {
 		o.Chromium = DefaultChromium
 	}
 	if o.User == "" {
-		o.User = guestapi.UserUser
+		o.User = wire.UserUser
 	}
 	if o.ProfileDir == "" {
 		o.ProfileDir = DefaultProfileDir
@@ -180,13 +181,13 @@ func preferences(o Options) string {
 	return string(b)
 }
 
-// startRequest is what the guest is asked to run.
-func startRequest(o Options) guestapi.BrowserStartRequest {
+// launch is how the sandbox's guest is asked to run the browser.
+func launch(o Options) sandbox.BrowserLaunch {
 	o = o.withDefaults()
-	return guestapi.BrowserStartRequest{
+	return sandbox.BrowserLaunch{
 		Path: o.Chromium, Args: ChromiumArgs(o), User: o.User,
 		ProfileDir: o.ProfileDir, DownloadDir: o.DownloadDir, Preferences: preferences(o),
 		SmallShmArg: "--disable-dev-shm-usage", ShmMinBytes: MinShmBytes,
-		TimeoutMs: o.StartTimeout.Milliseconds(),
+		Timeout: o.StartTimeout,
 	}
 }

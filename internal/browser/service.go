@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -14,16 +15,31 @@ import (
 
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
+// Sandboxes is what the service needs of the sandbox manager
+// (*sandbox.Manager has it): a sandbox for a caller, its browser's state,
+// a launch and a stop (on the record), DevTools connections, and a record
+// around the actions the service composes. Each serves a caller acting
+// with the right of the action it is part of.
+type Sandboxes interface {
+	Resolve(ctx context.Context, sc sandbox.Scope, id string, need rights.Right) (sandbox.Sandbox, error)
+	BrowserState(ctx context.Context, sc sandbox.Scope, id string, need rights.Right) (sandbox.BrowserState, error)
+	StartBrowser(ctx context.Context, sc sandbox.Scope, id string, need rights.Right, l sandbox.BrowserLaunch) (sandbox.BrowserState, error)
+	StopBrowser(ctx context.Context, sc sandbox.Scope, id string) (sandbox.BrowserState, error)
+	DialBrowser(ctx context.Context, sc sandbox.Scope, id string, need rights.Right, instance int) (net.Conn, error)
+	Act(ctx context.Context, sc sandbox.Scope, id string, need rights.Right, kind string, intent map[string]any, fn func() (map[string]any, error)) error
+}
+
 // Service is the browser service: one DevTools session per sandbox whose
-// browser is in use, and the actions over it. Every method resolves the
-// sandbox through the manager with the caller's scope first (another
-// tenant's sandbox is not found), and mutating actions are audited.
+// browser is in use, and the actions over it. Every method checks the
+// caller's right and resolves the sandbox through the manager first
+// (another tenant's sandbox is not found); mutating actions are on the
+// record.
 type Service struct {
-	m   *sandbox.Manager
+	m   Sandboxes
 	o   Options
 	log *slog.Logger
 
@@ -58,8 +74,9 @@ func (s *Service) lastInstance(id string, n int) int {
 	return prev
 }
 
-// New returns the service over m; register it with m.SetBrowser.
-func New(m *sandbox.Manager, o Options) *Service {
+// New returns the service over m; register it with the manager's
+// SetBrowser so that sandboxes created with a browser have it started.
+func New(m Sandboxes, o Options) *Service {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{m: m, o: o, log: o.Log, ctx: ctx, cancel: cancel,
@@ -111,7 +128,7 @@ func (s *Service) SandboxCreated(sc sandbox.Scope, sb sandbox.Sandbox) {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.ctx, s.o.StartTimeout+dialTimeout)
 		defer cancel()
-		sess, err := s.session(ctx, sc, sb.ID)
+		sess, err := s.session(ctx, sc, sb.ID, rights.Write)
 		if err == nil {
 			err = sess.warm(ctx)
 		}
@@ -151,12 +168,16 @@ func (s *Service) reapIdle() {
 	}
 }
 
-// session returns the sandbox's DevTools session, starting the browser and
-// connecting first if needed. Concurrent callers share one connect.
-func (s *Service) session(ctx context.Context, sc sandbox.Scope, id string) (*session, error) {
-	g, spec, err := s.m.Guest(ctx, sc, id)
+// session returns the sandbox's DevTools session for a caller acting
+// with need, starting the browser and connecting first if needed.
+// Concurrent callers share one connect.
+func (s *Service) session(ctx context.Context, sc sandbox.Scope, id string, need rights.Right) (*session, error) {
+	sb, err := s.m.Resolve(ctx, sc, id, need)
 	if err != nil {
 		return nil, err
+	}
+	if sb.State != sandbox.StateRunning {
+		return nil, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
 	}
 	for {
 		s.mu.Lock()
@@ -165,7 +186,7 @@ func (s *Service) session(ctx context.Context, sc sandbox.Scope, id string) (*se
 			return nil, errs.New(errs.CodeUnavailable, "the server is shutting down")
 		}
 		if sess := s.sessions[id]; sess != nil {
-			if sess.alive() && sess.g == g {
+			if sess.alive() {
 				sess.touch()
 				s.mu.Unlock()
 				return sess, nil
@@ -186,7 +207,7 @@ func (s *Service) session(ctx context.Context, sc sandbox.Scope, id string) (*se
 		s.pending[id] = ch
 		s.mu.Unlock()
 
-		sess, err := s.connect(ctx, sc, id, g, spec)
+		sess, err := s.connect(ctx, sc, id, need, sb.Spec)
 
 		s.mu.Lock()
 		delete(s.pending, id)
@@ -239,26 +260,12 @@ func (s *Service) drop(sess *session) {
 	sess.close()
 }
 
-// startBrowser makes the sandbox's browser run; a launch is audited.
-func (s *Service) startBrowser(ctx context.Context, sc sandbox.Scope, id string, g *guestapi.Client) (guestapi.BrowserInfo, error) {
-	info, err := g.Browser(ctx)
-	if err != nil {
-		return info, err
-	}
-	if info.State == guestapi.BrowserRunning {
-		return info, nil
-	}
+// startBrowser makes the sandbox's browser run (a launch is on the
+// record: the manager's).
+func (s *Service) startBrowser(ctx context.Context, sc sandbox.Scope, id string, need rights.Right) (sandbox.BrowserState, error) {
 	sctx, cancel := context.WithTimeout(ctx, s.o.StartTimeout+5*time.Second)
 	defer cancel()
-	err = s.m.BrowserAction(ctx, sc, id, "start", map[string]any{"binary": s.o.Chromium, "user": s.o.User},
-		func() (map[string]any, error) {
-			var err error
-			info, err = g.StartBrowser(sctx, startRequest(s.o))
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"pid": info.Pid, "instance": info.Instance, "start_ms": info.StartMs}, nil
-		})
+	info, err := s.m.StartBrowser(sctx, sc, id, need, launch(s.o))
 	if err == nil {
 		return info, nil
 	}
@@ -273,7 +280,10 @@ func (s *Service) startBrowser(ctx context.Context, sc sandbox.Scope, id string,
 
 // Start starts the sandbox's browser (if it is not running) and connects.
 func (s *Service) Start(ctx context.Context, sc sandbox.Scope, id string) (wire.Status, error) {
-	sess, err := s.session(ctx, sc, id)
+	if err := sc.Need(rights.Exec); err != nil {
+		return wire.Status{}, err
+	}
+	sess, err := s.session(ctx, sc, id, rights.Exec)
 	if err != nil {
 		return wire.Status{}, err
 	}
@@ -285,16 +295,10 @@ func (s *Service) Start(ctx context.Context, sc sandbox.Scope, id string) (wire.
 
 // Stop stops the sandbox's browser (it starts again at the next action).
 func (s *Service) Stop(ctx context.Context, sc sandbox.Scope, id string) (wire.Status, error) {
-	g, _, err := s.m.Guest(ctx, sc, id)
-	if err != nil {
+	if err := sc.Need(rights.Exec); err != nil {
 		return wire.Status{}, err
 	}
-	var info guestapi.BrowserInfo
-	err = s.m.BrowserAction(ctx, sc, id, "stop", nil, func() (map[string]any, error) {
-		var err error
-		info, err = g.StopBrowser(ctx)
-		return nil, err
-	})
+	info, err := s.m.StopBrowser(ctx, sc, id)
 	if err != nil {
 		return wire.Status{}, err
 	}
@@ -311,18 +315,17 @@ func (s *Service) Stop(ctx context.Context, sc sandbox.Scope, id string) (wire.S
 // Status reports the sandbox's browser (and its tabs, when connected). It
 // starts nothing.
 func (s *Service) Status(ctx context.Context, sc sandbox.Scope, id string) (wire.Status, error) {
-	g, _, err := s.m.Guest(ctx, sc, id)
-	if err != nil {
+	if err := sc.Need(rights.Read); err != nil {
 		return wire.Status{}, err
 	}
-	info, err := g.Browser(ctx)
+	info, err := s.m.BrowserState(ctx, sc, id, rights.Read)
 	if err != nil {
 		return wire.Status{}, err
 	}
 	s.mu.Lock()
 	sess := s.sessions[id]
 	s.mu.Unlock()
-	connected := sess != nil && sess.alive() && sess.g == g && sess.d.instance == info.Instance
+	connected := sess != nil && sess.alive() && sess.d.instance == info.Instance
 	st := statusOf(info, connected)
 	if connected {
 		if tabs, err := sess.tabList(ctx); err == nil {
@@ -332,7 +335,7 @@ func (s *Service) Status(ctx context.Context, sc sandbox.Scope, id string) (wire
 	return st, nil
 }
 
-func statusOf(info guestapi.BrowserInfo, connected bool) wire.Status {
+func statusOf(info sandbox.BrowserState, connected bool) wire.Status {
 	return wire.Status{State: info.State, Pid: info.Pid, StartedAt: info.StartedAt, Restarts: info.Restarts,
 		LastExit: info.LastExit, OOMKills: info.OOMKills, Error: info.Error, StartMs: info.StartMs, Connected: connected}
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -36,9 +36,9 @@ const (
 // an agent's actions are sequential anyway.
 type session struct {
 	s      *Service
-	id     string // the sandbox
-	sc     sandbox.Scope
-	g      *guestapi.Client
+	id     string        // the sandbox
+	sc     sandbox.Scope // the caller it was opened for
+	need   rights.Right  // and the right of that caller's action
 	d      devtools
 	spec   sandbox.Spec
 	ctx    context.Context // the browser connection; done when it is lost
@@ -81,7 +81,7 @@ type tab struct {
 // connect starts the browser if needed and opens a session with it. A
 // browser that just died can still look running for a moment (until the
 // guest reaps it): connecting then fails, and is tried again.
-func (s *Service) connect(ctx context.Context, sc sandbox.Scope, id string, g *guestapi.Client, spec sandbox.Spec) (*session, error) {
+func (s *Service) connect(ctx context.Context, sc sandbox.Scope, id string, need rights.Right, spec sandbox.Spec) (*session, error) {
 	var err error
 	for attempt := 0; attempt < 4; attempt++ {
 		if attempt > 0 {
@@ -92,19 +92,19 @@ func (s *Service) connect(ctx context.Context, sc sandbox.Scope, id string, g *g
 			}
 		}
 		var sess *session
-		if sess, err = s.connectOnce(ctx, sc, id, g, spec); err == nil || errs.CodeOf(err) != errs.CodeUnavailable {
+		if sess, err = s.connectOnce(ctx, sc, id, need, spec); err == nil || errs.CodeOf(err) != errs.CodeUnavailable {
 			return sess, err
 		}
 	}
 	return nil, err
 }
 
-func (s *Service) connectOnce(ctx context.Context, sc sandbox.Scope, id string, g *guestapi.Client, spec sandbox.Spec) (*session, error) {
-	info, err := s.startBrowser(ctx, sc, id, g)
+func (s *Service) connectOnce(ctx context.Context, sc sandbox.Scope, id string, need rights.Right, spec sandbox.Spec) (*session, error) {
+	info, err := s.startBrowser(ctx, sc, id, need)
 	if err != nil {
 		return nil, err
 	}
-	d := newDevtools(g, info)
+	d := newDevtools(s.m, sc, id, need, info)
 	debugf := func(format string, args ...any) {
 		s.log.Debug("browser: chromedp", "sandbox", id, "msg", fmt.Sprintf(format, args...))
 	}
@@ -112,16 +112,14 @@ func (s *Service) connectOnce(ctx context.Context, sc sandbox.Scope, id string, 
 		chromedp.WithBrowserErrorf(debugf), chromedp.WithBrowserDebugf(func(string, ...any) {})}}
 	actx, acancel := chromedp.NewAllocatorContext(s.ctx, alloc)
 	rctx, rcancel := chromedp.NewContext(actx)
-	sess := &session{s: s, id: id, sc: sc, g: g, d: d, spec: spec, ctx: rctx, alloc: alloc,
+	sess := &session{s: s, id: id, sc: sc, need: need, d: d, spec: spec, ctx: rctx, alloc: alloc,
 		sem: make(chan struct{}, 1), tabs: map[target.ID]*tab{}}
 	sess.cancel = func() { rcancel(); acancel() }
 	sess.touch()
 	if prev := s.lastInstance(id, info.Instance); prev != 0 && prev != info.Instance && info.LastExit != "" {
 		sess.restarted = info.LastExit
 	}
-	if st, err := s.m.Stats(ctx, sc, id); err == nil {
-		sess.oomAt = st.OOMKills
-	}
+	sess.oomAt = info.SandboxOOMKills
 	fail := func(err error) (*session, error) {
 		sess.close()
 		if errs.CodeOf(err) == errs.CodeInternal {
@@ -515,14 +513,14 @@ var errLost = errors.New("connection to the browser lost")
 func (sess *session) lostError(ctx context.Context, what string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	var info guestapi.BrowserInfo
+	var info sandbox.BrowserState
 	for i := 0; ; i++ {
 		var err error
-		info, err = sess.g.Browser(cctx)
+		info, err = sess.s.m.BrowserState(cctx, sess.sc, sess.id, sess.need)
 		if err != nil {
 			return errs.Wrap(errs.CodeSandboxNotActive, err, "%s failed: the sandbox is gone", what)
 		}
-		if info.State != guestapi.BrowserRunning || info.Instance != sess.d.instance || i == 5 {
+		if info.State != sandbox.BrowserRunning || info.Instance != sess.d.instance || i == 5 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -532,19 +530,19 @@ func (sess *session) lostError(ctx context.Context, what string) error {
 	return e
 }
 
-func (sess *session) lostExplained(what string, info guestapi.BrowserInfo) *errs.Error {
+func (sess *session) lostExplained(what string, info sandbox.BrowserState) *errs.Error {
 	switch {
-	case info.State == guestapi.BrowserFailed:
+	case info.State == sandbox.BrowserFailed:
 		return errs.New(errs.CodeUnavailable, "%s failed: the browser failed (%s)%s", what, info.Error, oomNote(info))
-	case info.State == guestapi.BrowserStopped:
+	case info.State == sandbox.BrowserStopped:
 		return errs.New(errs.CodeUnavailable, "%s failed: the browser was stopped; the next action starts it again", what)
-	case (info.Instance != sess.d.instance || info.State != guestapi.BrowserRunning) && info.LastExit != "":
+	case (info.Instance != sess.d.instance || info.State != sandbox.BrowserRunning) && info.LastExit != "":
 		return errs.New(errs.CodeUnavailable, "%s failed: the browser crashed (%s) and is restarted; its tabs are gone: try again, and navigate first", what, info.LastExit)
 	}
 	return errs.New(errs.CodeUnavailable, "%s failed: the connection to the browser was lost; try again", what)
 }
 
-func oomNote(info guestapi.BrowserInfo) string {
+func oomNote(info sandbox.BrowserState) string {
 	if info.OOMKills > 0 {
 		return "; it ran out of memory: give the sandbox more (memory_mb)"
 	}
@@ -554,9 +552,9 @@ func oomNote(info guestapi.BrowserInfo) string {
 // crashError explains a page whose renderer died under an action.
 func (sess *session) crashError(ctx context.Context, what string) error {
 	why := "its renderer failed"
-	if st, err := sess.s.m.Stats(context.WithoutCancel(ctx), sess.sc, sess.id); err == nil && st.OOMKills > sess.oomAt {
+	if st, err := sess.s.m.BrowserState(context.WithoutCancel(ctx), sess.sc, sess.id, sess.need); err == nil && st.SandboxOOMKills > sess.oomAt {
 		why = fmt.Sprintf("it ran out of memory (the sandbox's limit is %d MiB)", sess.spec.MemoryMB)
-		sess.oomAt = st.OOMKills
+		sess.oomAt = st.SandboxOOMKills
 	}
 	return errs.New(errs.CodeUnavailable, "%s failed: the page crashed: %s; the browser is fine — navigate again (or open a new tab)", what, why)
 }

@@ -84,10 +84,7 @@ func newEnvWith(t testing.TB, o browser.Options, h http.Handler) *env {
 	requireChromium(t)
 	l := newLab(t, h)
 	st := l.stack(t)
-	e := testenv.New(t, testenv.Options{Network: st})
+	e := testenv.New(t, testenv.Options{Network: st, Browser: o})
 	st.Egress().SetSink(network.Events(e.Manager))
-	svc := browser.New(e.Manager, o)
-	t.Cleanup(svc.Close)
-	e.Manager.SetBrowser(svc)
-	return &env{Env: e, lab: l, svc: svc, ctx: context.Background()}
+	return &env{Env: e, lab: l, svc: e.Stack.Browser, ctx: context.Background()}
 }

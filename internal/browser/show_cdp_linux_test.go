@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -146,12 +147,12 @@ func TestShowCDPEndpoint(t *testing.T) {
 	if _, resp, err := websocket.Dial(ctx, wsURL, nil); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("CDP without a key: %v %v", err, resp)
 	}
-	c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{browser.WSProtocol, "bearer." + e.AdminKey}})
+	c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{api.WSProtocol, "bearer." + e.AdminKey}})
 	if err != nil {
 		t.Fatalf("CDP dial: %v", err)
 	}
 	defer c.CloseNow()
-	if c.Subprotocol() != browser.WSProtocol {
+	if c.Subprotocol() != api.WSProtocol {
 		t.Errorf("subprotocol %q", c.Subprotocol())
 	}
 	if err := c.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"Browser.getVersion"}`)); err != nil {
@@ -188,7 +189,7 @@ func TestShowLiveView(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	wsURL := "ws" + strings.TrimPrefix(e.Server.URL, "http") + "/v1/sandboxes/" + sb.ID + "/browser/view/ws"
-	c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{browser.WSProtocol, "bearer." + token}})
+	c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{api.WSProtocol, "bearer." + token}})
 	if err != nil {
 		t.Fatalf("view socket: %v", err)
 	}
@@ -314,7 +315,7 @@ func TestShowREST(t *testing.T) {
 // A server without a browser service answers 501 on the browser routes.
 func TestBrowserRoutesWithoutService(t *testing.T) {
 	testenv.RequireRoot(t)
-	e := testenv.New(t, testenv.Options{})
+	e := testenv.New(t, testenv.Options{NoBrowser: true}) // testenv's stack otherwise has serve's
 	sb := e.Create(client.Spec{})
 	_, err := e.Client.BrowserNavigate(context.Background(), sb.ID, client.NavigateRequest{URL: "about:blank"})
 	var ce *client.Error

@@ -20,7 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/browser/wire"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
-	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -84,12 +84,9 @@ func newEnv(t testing.TB, o browser.Options) *env {
 	requireChromium(t)
 	l := newLab(t, site())
 	st := l.stack(t)
-	e := testenv.New(t, testenv.Options{Network: st})
-	st.Egress().SetSink(network.Events(e.Manager)) // the proxy's decisions reach the audit log
-	svc := browser.New(e.Manager, o)
-	t.Cleanup(svc.Close)
-	e.Manager.SetBrowser(svc)
-	return &env{Env: e, lab: l, svc: svc, ctx: context.Background()}
+	e := testenv.New(t, testenv.Options{Network: st, Browser: o}) // the stack's browser service, as serve's
+	st.Egress().SetSink(network.Events(e.Manager))                // the proxy's decisions reach the audit log
+	return &env{Env: e, lab: l, svc: e.Stack.Browser, ctx: context.Background()}
 }
 
 func (e *env) sandbox(t *testing.T, allow ...string) sandbox.Sandbox {
@@ -434,7 +431,7 @@ func TestShowHostilePages(t *testing.T) {
 	}
 }
 
-type sbStats = runtime.Stats
+type sbStats = sandbox.Stats
 
 // A browser that crashes (here: killed from inside the sandbox) is
 // restarted, and the next action works.
@@ -473,7 +470,7 @@ func TestShowCrashRestarts(t *testing.T) {
 func TestShowScopes(t *testing.T) {
 	e := newEnv(t, browser.Options{})
 	sb := e.sandbox(t, "site.test")
-	other := sandbox.Scope{Tenant: "someone-else", Actor: "k2"}
+	other := sandbox.Scope{Tenant: "someone-else", Actor: "k2", Rights: rights.All}
 	if _, err := e.svc.Navigate(e.ctx, other, sb.ID, wire.NavigateRequest{URL: "http://site.test/"}); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Errorf("another tenant: %v", err)
 	}

@@ -26,13 +26,13 @@ func TestShowMCPTools(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		backend mcp.Backend
-		actions browser.Actions
+		browser mcp.Browser
 	}{
-		{"in process", mcp.NewManagerBackend(e.Manager, mcp.ManagerOptions{}), browser.ServiceActions(e.svc)},
-		{"through the REST client", mcp.NewClientBackend(e.Client), browser.ClientActions(e.Client)},
+		{"in process", mcp.Local(e.Manager.Caller(), nil), e.svc.Caller()},
+		{"through the REST client", e.Client, e.Client},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := mcp.New(tc.backend, mcp.Options{Groups: []mcp.Group{browser.MCPTools(tc.actions)}})
+			srv, err := mcp.New(tc.backend, mcp.Options{Browser: tc.browser})
 			if err != nil {
 				t.Fatalf("the browser tools do not register: %v", err)
 			}

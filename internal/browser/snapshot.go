@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 
 	"github.com/paddockhq/paddock/internal/browser/wire"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -24,12 +25,15 @@ const (
 // ("- button \"Save\" [ref=e7]"), and remembers the references for the
 // actions that follow (until the page navigates or the next snapshot).
 func (s *Service) Snapshot(ctx context.Context, sc sandbox.Scope, id string, req wire.SnapshotRequest) (wire.SnapshotResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.SnapshotResult{}, err
+	}
 	max, err := maxBytes(req.MaxBytes, defaultSnapshotBytes, maxSnapshotBytes)
 	if err != nil {
 		return wire.SnapshotResult{}, err
 	}
 	var out wire.SnapshotResult
-	err = s.run(ctx, sc, id, req.Tab, "the snapshot", s.o.ActionTimeout, func(a *act) error {
+	err = s.run(ctx, sc, id, rights.Read, req.Tab, "the snapshot", s.o.ActionTimeout, func(a *act) error {
 		res, err := cdp.Call(a.ctx, a.t, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 		if err != nil {
 			return err

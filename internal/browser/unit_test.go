@@ -337,7 +337,7 @@ func TestChromiumArgs(t *testing.T) {
 	if args[len(args)-1] != "about:blank" {
 		t.Errorf("last argument %q", args[len(args)-1])
 	}
-	req := startRequest(Options{})
+	req := launch(Options{})
 	if req.Path != DefaultChromium || req.ProfileDir != DefaultProfileDir || req.DownloadDir != DefaultDownloadDir ||
 		req.SmallShmArg != "--disable-dev-shm-usage" || req.ShmMinBytes != MinShmBytes || !json.Valid([]byte(req.Preferences)) {
 		t.Errorf("start request %+v", req)

@@ -540,7 +540,10 @@ func TestCPUQuotaThrottles(t *testing.T) {
 		p.release(t)
 		return g
 	}
-	limited := spin("cpu", Limits{CPU: 0.2})
+	// 0.02 cores: 2 ms of every 100 ms period. Small enough that the
+	// spinner exceeds it even on a host so busy that it gets only a few
+	// per cent of a core (0.2 cores was never reached at load 20).
+	limited := spin("cpu", Limits{CPU: 0.02})
 	free := spin("nocpu", Limits{})
 	var st Stats
 	eventually(t, 20*time.Second, "the limited spinner is throttled", func() bool {

@@ -15,8 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -34,26 +35,52 @@ const (
 // allTraffic is E2B's name for "every destination" in allowOut/denyOut.
 const allTraffic = "0.0.0.0/0"
 
-type ctlHandler func(w http.ResponseWriter, r *http.Request, p auth.Principal)
+type ctlHandler func(w http.ResponseWriter, r *http.Request, sc rights.Scope)
+
+// The control plane's credential and error shape (package gate).
+var (
+	errNoAPIKey   = errs.New(errs.CodeUnauthenticated, "missing API key (X-API-KEY: e2b_...; create one with paddock key create --format e2b)")
+	errBadCred    = errs.New(errs.CodeUnauthenticated, "invalid or revoked credential")
+	errCannotAuth = errs.New(errs.CodeUnavailable, "cannot check the credential right now")
+)
+
+// apiKey reads X-API-KEY, or a bearer token.
+func apiKey(r *http.Request) (string, error) {
+	cred := strings.TrimSpace(r.Header.Get(hdrAPIKey))
+	if cred == "" {
+		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			cred = strings.TrimSpace(b)
+		}
+	}
+	if cred == "" {
+		return "", errNoAPIKey
+	}
+	return cred, nil
+}
 
 func (s *Server) controlRoutes() *http.ServeMux {
 	mux := http.NewServeMux()
 	probe := newRouteProbe()
-	add := func(pattern string, scope auth.Scope, h ctlHandler) {
+	g := gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "E2B", Credential: apiKey, Invalid: errBadCred,
+		Unavailable: errCannotAuth, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { writeAPIError(w, err) }})
+	add := func(pattern string, need rights.Right, h ctlHandler) {
 		probe.add(pattern)
-		mux.HandleFunc(pattern, s.ctl(pattern, scope, h))
+		s.routes = append(s.routes, Route{Pattern: pattern, Need: need})
+		mux.Handle(pattern, g.Wrap(pattern, need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h(w, r, gate.Scope(r.Context()))
+		})))
 	}
-	add("POST /sandboxes", auth.ScopeWrite, s.createSandbox)
-	add("POST /v2/sandboxes", auth.ScopeWrite, s.createSandbox)
-	add("GET /sandboxes", auth.ScopeRead, s.listV1)
-	add("GET /v2/sandboxes", auth.ScopeRead, s.listV2)
-	add("GET /sandboxes/{sandboxID}", auth.ScopeRead, s.getSandbox)
-	add("DELETE /sandboxes/{sandboxID}", auth.ScopeWrite, s.killSandbox)
-	add("POST /sandboxes/{sandboxID}/timeout", auth.ScopeWrite, s.setTimeout)
-	add("POST /sandboxes/{sandboxID}/refreshes", auth.ScopeWrite, s.refresh)
-	add("POST /sandboxes/{sandboxID}/connect", auth.ScopeRead, s.connectSandbox)
-	add("POST /v2/sandboxes/{sandboxID}/connect", auth.ScopeRead, s.connectSandbox)
-	add("PUT /sandboxes/{sandboxID}/network", auth.ScopeWrite, s.setNetwork)
+	add("POST /sandboxes", rights.Write, s.createSandbox)
+	add("POST /v2/sandboxes", rights.Write, s.createSandbox)
+	add("GET /sandboxes", rights.Read, s.listV1)
+	add("GET /v2/sandboxes", rights.Read, s.listV2)
+	add("GET /sandboxes/{sandboxID}", rights.Read, s.getSandbox)
+	add("DELETE /sandboxes/{sandboxID}", rights.Write, s.killSandbox)
+	add("POST /sandboxes/{sandboxID}/timeout", rights.Write, s.setTimeout)
+	add("POST /sandboxes/{sandboxID}/refreshes", rights.Write, s.refresh)
+	add("POST /sandboxes/{sandboxID}/connect", rights.Read, s.connectSandbox)
+	add("POST /v2/sandboxes/{sandboxID}/connect", rights.Read, s.connectSandbox)
+	add("PUT /sandboxes/{sandboxID}/network", rights.Network, s.setNetwork)
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
@@ -66,7 +93,7 @@ func (s *Server) controlRoutes() *http.ServeMux {
 		"GET /sandboxes/{sandboxID}/logs":       "sandbox logs",
 		"GET /v2/sandboxes/{sandboxID}/logs":    "sandbox logs",
 	} {
-		add(pattern, auth.ScopeRead, func(w http.ResponseWriter, r *http.Request, _ auth.Principal) {
+		add(pattern, rights.Read, func(w http.ResponseWriter, r *http.Request, _ rights.Scope) {
 			writeAPIError(w, errs.New(errs.CodeUnsupported, "%s: not supported by Paddock's E2B-compatible API (see docs/e2b.md)", what))
 		})
 	}
@@ -78,39 +105,6 @@ func (s *Server) controlRoutes() *http.ServeMux {
 		writeAPIError(w, errs.NotFound("no such endpoint: %s %s", r.Method, clipText(r.URL.Path)))
 	})
 	return mux
-}
-
-// ctl authenticates X-API-KEY (or a bearer token), records the request
-// and checks the scope.
-func (s *Server) ctl(route string, scope auth.Scope, h ctlHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		cred := strings.TrimSpace(r.Header.Get(hdrAPIKey))
-		if cred == "" {
-			if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-				cred = strings.TrimSpace(b)
-			}
-		}
-		if cred == "" {
-			writeAPIError(w, errs.New(errs.CodeUnauthenticated, "missing API key (X-API-KEY: e2b_...; create one with paddock key create --format e2b)"))
-			return
-		}
-		p, err := s.authenticate(r.Context(), cred)
-		if err != nil {
-			writeAPIError(w, err)
-			return
-		}
-		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
-		w, done := s.audited(w, r, p, route, writeAPIError)
-		if w == nil {
-			return
-		}
-		defer done()
-		if !p.Can(scope) {
-			writeAPIError(w, errs.New(errs.CodeForbidden, "this key lacks the %q scope", scope))
-			return
-		}
-		h(w, r, p)
-	}
 }
 
 // apiStatus is the HTTP status of an error code: the same as on every
@@ -324,7 +318,7 @@ type newSandbox struct {
 	Domain             *string `json:"domain"`
 }
 
-func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b createBody
 	if err := decodeBody(r, &b); err != nil {
 		writeAPIError(w, err)
@@ -335,13 +329,12 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, p auth.Pr
 		writeAPIError(w, err)
 		return
 	}
-	sc := scopeOf(p)
 	sb, err := s.m.Create(r.Context(), sc, spec)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	tok, err := s.mintToken(p, sb.ID)
+	tok, err := s.mintToken(sc, sb.ID)
 	if err != nil {
 		// A sandbox nobody can reach is of no use: take it back.
 		_ = s.m.Delete(r.Context(), sc, sb.ID)
@@ -352,11 +345,11 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, p auth.Pr
 		EnvdVersion: EnvdVersion, EnvdAccessToken: tok})
 }
 
-// running returns a sandbox the scope may see and that runs: E2B has no
-// word for a sandbox whose agent died, so it is not found (it can still
-// be killed).
-func (s *Server) running(r *http.Request, sc sandbox.Scope, id string) (sandbox.Sandbox, error) {
-	sb, err := s.m.Get(r.Context(), sc, id)
+// running returns a sandbox the scope may act on with need and that runs:
+// E2B has no word for a sandbox whose agent died, so it is not found (it
+// can still be killed).
+func (s *Server) running(r *http.Request, sc sandbox.Scope, id string, need rights.Right) (sandbox.Sandbox, error) {
+	sb, err := s.m.Resolve(r.Context(), sc, id, need)
 	if err != nil {
 		return sb, err
 	}
@@ -431,8 +424,8 @@ func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
 	return out
 }
 
-func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
-	sb, err := s.running(r, scopeOf(p), r.PathValue("sandboxID"))
+func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
+	sb, err := s.running(r, sc, r.PathValue("sandboxID"), rights.Read)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -440,15 +433,14 @@ func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, info(sb, true))
 }
 
-func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	id := r.PathValue("sandboxID")
-	if err := s.m.Delete(r.Context(), scopeOf(p), id); err != nil {
+	if err := s.m.Delete(r.Context(), sc, id); err != nil {
 		writeAPIError(w, err)
 		return
 	}
 	s.meta.drop(id)
 	s.watch.dropSandbox(id)
-	s.kills.dropSandbox(id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -456,7 +448,7 @@ type timeoutBody struct {
 	Timeout *int64 `json:"timeout"`
 }
 
-func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b timeoutBody
 	if err := decodeBody(r, &b); err != nil {
 		writeAPIError(w, err)
@@ -466,9 +458,8 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, p auth.Princ
 		writeAPIError(w, errs.Invalid("timeout (seconds, at least 1) is required"))
 		return
 	}
-	sc := scopeOf(p)
 	id := r.PathValue("sandboxID")
-	if _, err := s.running(r, sc, id); err != nil {
+	if _, err := s.running(r, sc, id, rights.Write); err != nil {
 		writeAPIError(w, err)
 		return
 	}
@@ -495,7 +486,7 @@ func (s *Server) extend(r *http.Request, sc sandbox.Scope, sb sandbox.Sandbox, d
 	return s.m.SetTimeout(r.Context(), sc, sb.ID, d)
 }
 
-func (s *Server) refresh(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b struct {
 		Duration *int64 `json:"duration"`
 	}
@@ -511,8 +502,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, p auth.Principa
 		writeAPIError(w, errs.Invalid("duration must be at least 1 second"))
 		return
 	}
-	sc := scopeOf(p)
-	sb, err := s.running(r, sc, r.PathValue("sandboxID"))
+	sb, err := s.running(r, sc, r.PathValue("sandboxID"), rights.Write)
 	if err == nil {
 		_, err = s.extend(r, sc, sb, seconds(d))
 	}
@@ -526,7 +516,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, p auth.Principa
 // defaultConnectTimeout is ConnectSandboxV2's default.
 const defaultConnectTimeout = 300
 
-func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b struct {
 		Timeout *int64 `json:"timeout"`
 		Memory  *bool  `json:"memory"` // how to resume a paused sandbox: nothing to do here
@@ -543,16 +533,17 @@ func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, p auth.P
 		writeAPIError(w, errs.Invalid("timeout must not be negative"))
 		return
 	}
-	sc := scopeOf(p)
-	sb, err := s.running(r, sc, r.PathValue("sandboxID"))
-	if err == nil && t > 0 {
+	sb, err := s.running(r, sc, r.PathValue("sandboxID"), rights.Read)
+	// Connecting renews the sandbox's life only for a caller who may
+	// renew it: a read-only key connects without keeping it alive.
+	if err == nil && t > 0 && sc.Can(rights.Write) {
 		sb, err = s.extend(r, sc, sb, seconds(t))
 	}
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	tok, err := s.mintToken(p, sb.ID)
+	tok, err := s.mintToken(sc, sb.ID)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -561,7 +552,7 @@ func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, p auth.P
 		EnvdVersion: EnvdVersion, EnvdAccessToken: tok})
 }
 
-func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b e2bNetwork
 	if err := decodeBody(r, &b); err != nil {
 		writeAPIError(w, err)
@@ -572,9 +563,8 @@ func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, p auth.Princ
 		writeAPIError(w, err)
 		return
 	}
-	sc := scopeOf(p)
 	id := r.PathValue("sandboxID")
-	if _, err := s.running(r, sc, id); err != nil {
+	if _, err := s.running(r, sc, id, rights.Network); err != nil {
 		writeAPIError(w, err)
 		return
 	}
@@ -714,8 +704,11 @@ func parseListQuery(q url.Values, paged bool) (listQuery, error) {
 }
 
 // list returns one page and the cursor of the next (nil: no more).
-func (s *Server) list(r *http.Request, p auth.Principal, lq listQuery, paged bool) ([]sandboxInfo, *cursor) {
-	all := s.m.List(r.Context(), scopeOf(p), lq.metadata)
+func (s *Server) list(r *http.Request, sc rights.Scope, lq listQuery, paged bool) ([]sandboxInfo, *cursor, error) {
+	all, err := s.m.List(r.Context(), sc, lq.metadata)
+	if err != nil {
+		return nil, nil, err
+	}
 	if lq.states != nil && !lq.states["running"] {
 		all = nil // nothing is ever paused
 	}
@@ -752,7 +745,7 @@ func (s *Server) list(r *http.Request, p auth.Principal, lq listQuery, paged boo
 	for _, sb := range keep {
 		out = append(out, info(sb, false))
 	}
-	return out, next
+	return out, next, nil
 }
 
 func before(a, b sandbox.Sandbox) bool {
@@ -766,26 +759,34 @@ func cursorLess(a, b cursor) bool {
 	return a.id < b.id
 }
 
-func (s *Server) listV2(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) listV2(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	lq, err := parseListQuery(r.URL.Query(), true)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	page, next := s.list(r, p, lq, true)
+	page, next, err := s.list(r, sc, lq, true)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
 	if next != nil {
 		w.Header().Set(hdrNextToken, next.String())
 	}
 	writeJSON(w, http.StatusOK, page)
 }
 
-func (s *Server) listV1(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+func (s *Server) listV1(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	lq, err := parseListQuery(r.URL.Query(), false)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
 	lq.desc = false
-	page, _ := s.list(r, p, lq, false)
+	page, _, err := s.list(r, sc, lq, false)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, page)
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // envd: E2B's in-sandbox daemon, served for the sandbox named by the
@@ -22,7 +24,6 @@ import (
 
 // envdReq is an authenticated envd request.
 type envdReq struct {
-	p    auth.Principal
 	sc   sandbox.Scope
 	id   string // the sandbox
 	user string // root or user, from Authorization: Basic (default user)
@@ -31,11 +32,78 @@ type envdReq struct {
 // maxUploadParts bounds the files of one multipart upload.
 const maxUploadParts = 1000
 
+// envd's credential (package gate).
+var (
+	errNoAccessToken = errs.New(errs.CodeUnauthenticated, "missing X-Access-Token (the envdAccessToken of the sandbox)")
+	errNotAccessTok  = errs.New(errs.CodeUnauthenticated, "X-Access-Token must be the envdAccessToken issued for the sandbox")
+)
+
+// accessToken finds an envd request's credential: the X-Access-Token the
+// control plane issued, which must be a sandbox token. An API key sent
+// here (leaked into a sandbox's environment, say) must not open envd of
+// the tenant's every sandbox.
+func accessToken(r *http.Request) (string, error) {
+	if port := r.Header.Get(hdrSandboxPort); port != "" && port != EnvdPort {
+		return "", errs.New(errs.CodeUnsupported, "only envd (port %s) is served here; reach a sandbox's own ports through Paddock's port API", EnvdPort)
+	}
+	tok := strings.TrimSpace(r.Header.Get(hdrAccessToken))
+	if tok == "" {
+		return "", errNoAccessToken
+	}
+	if parsed, err := auth.ParseToken(tok); err != nil || parsed.Kind != auth.KindToken {
+		return "", errNotAccessTok
+	}
+	return tok, nil
+}
+
+// envdVet checks that the token is the sandbox's. The manager would
+// refuse another sandbox too; refusing here as well keeps the state this
+// adapter holds per sandbox (watchers) behind the same check.
+func envdVet(r *http.Request, p auth.Principal) error {
+	if p.Sandbox == "" {
+		return errNotAccessTok
+	}
+	// IDOR: a valid token for one sandbox, aimed at another by the header.
+	if p.Sandbox != r.Header.Get(hdrSandboxID) {
+		return errs.NotFound("sandbox not found")
+	}
+	return nil
+}
+
+// envdGate is the gate of envd's routes, answering errors with fail.
+// Health is not vetted against the sandbox: a token for another one is
+// told that this one is not running, as envd does.
+func (s *Server) envdGate(fail func(http.ResponseWriter, error), health bool) *gate.Gate {
+	vet := envdVet
+	if health {
+		vet = func(r *http.Request, p auth.Principal) error {
+			if p.Sandbox == "" {
+				return errNotAccessTok
+			}
+			return nil
+		}
+	}
+	return gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "E2B envd", Credential: accessToken, Invalid: errBadCred,
+		Unavailable: errCannotAuth, Vet: vet, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { fail(w, err) }})
+}
+
+// envdRequest is the request the gate let through.
+func envdRequest(r *http.Request) (*envdReq, error) {
+	user, err := basicUser(r.Header.Get("Authorization"))
+	if err != nil {
+		return nil, err
+	}
+	return &envdReq{sc: gate.Scope(r.Context()), id: r.Header.Get(hdrSandboxID), user: user}, nil
+}
+
 func (s *Server) envdRoutes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", s.health)
-	mux.HandleFunc("GET /files", s.plain("GET /files", auth.ScopeRead, s.readFile))
-	mux.HandleFunc("POST /files", s.plain("POST /files", auth.ScopeWrite, s.writeFiles))
+	plain := s.envdGate(writeEnvdError, false)
+	health := s.envdGate(writeEnvdError, true)
+	s.routes = append(s.routes, Route{Pattern: "GET /health", Open: true, Envd: true})
+	mux.Handle("GET /health", health.Wrap("GET /health", 0, http.HandlerFunc(s.health)))
+	s.plain(mux, plain, "GET /files", rights.Read, s.readFile)
+	s.plain(mux, plain, "POST /files", rights.Write, s.writeFiles)
 	mux.HandleFunc("POST /process.Process/{method}", s.rpc("process.Process", processMethods))
 	mux.HandleFunc("POST /filesystem.Filesystem/{method}", s.rpc("filesystem.Filesystem", filesystemMethods))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -44,58 +112,11 @@ func (s *Server) envdRoutes() *http.ServeMux {
 	return mux
 }
 
-// envdAuth authenticates an envd request: the X-Access-Token must be a
-// sandbox token (the envdAccessToken the control plane issued). The
-// sandbox it is bound to must be the one E2b-Sandbox-Id names, or the
-// manager answers not found — another tenant's sandbox included.
-func (s *Server) envdAuth(r *http.Request) (*envdReq, error) {
-	if port := r.Header.Get(hdrSandboxPort); port != "" && port != EnvdPort {
-		return nil, errs.New(errs.CodeUnsupported, "only envd (port %s) is served here; reach a sandbox's own ports through Paddock's port API", EnvdPort)
-	}
-	id := r.Header.Get(hdrSandboxID)
-	tok := strings.TrimSpace(r.Header.Get(hdrAccessToken))
-	if tok == "" {
-		return nil, errs.New(errs.CodeUnauthenticated, "missing X-Access-Token (the envdAccessToken of the sandbox)")
-	}
-	// Only a sandbox token: an API key sent here (leaked into a sandbox's
-	// environment, say) must not open envd of the tenant's every sandbox.
-	if parsed, err := auth.ParseToken(tok); err != nil || parsed.Kind != auth.KindToken {
-		return nil, errs.New(errs.CodeUnauthenticated, "X-Access-Token must be the envdAccessToken issued for the sandbox")
-	}
-	p, err := s.authenticate(r.Context(), tok)
-	if err != nil {
-		return nil, err
-	}
-	if p.Sandbox == "" {
-		return nil, errs.New(errs.CodeUnauthenticated, "X-Access-Token must be the envdAccessToken issued for the sandbox")
-	}
-	user, err := basicUser(r.Header.Get("Authorization"))
-	if err != nil {
-		return nil, err
-	}
-	return &envdReq{p: p, sc: scopeOf(p), id: id, user: user}, nil
-}
-
-// reach checks that the token is the sandbox's, and then its scope. The
-// manager would refuse another sandbox too; refusing here as well keeps
-// the state this adapter holds per sandbox (watchers) behind the same
-// check. It runs after the request is on the record.
-func (q *envdReq) reach(scope auth.Scope) error {
-	// IDOR: a valid token for one sandbox, aimed at another by the header.
-	if q.p.Sandbox != q.id {
-		return errs.NotFound("sandbox not found")
-	}
-	if scope != "" && !q.p.Can(scope) {
-		return errs.New(errs.CodeForbidden, "this token lacks the %q scope", scope)
-	}
-	return nil
-}
-
 // basicUser reads the user of "Authorization: Basic base64(user:)"; none
 // is E2B's default user, "user".
 func basicUser(h string) (string, error) {
 	if h == "" {
-		return guestapi.UserUser, nil
+		return wire.UserUser, nil
 	}
 	enc, ok := strings.CutPrefix(h, "Basic ")
 	if !ok || len(enc) > 1024 {
@@ -112,17 +133,17 @@ func basicUser(h string) (string, error) {
 // userOf maps an E2B user name onto a sandbox user.
 func userOf(name string) (string, error) {
 	switch name {
-	case "", guestapi.UserUser:
-		return guestapi.UserUser, nil
-	case guestapi.UserRoot:
-		return guestapi.UserRoot, nil
+	case "", wire.UserUser:
+		return wire.UserUser, nil
+	case wire.UserRoot:
+		return wire.UserRoot, nil
 	}
 	return "", errs.Invalid("unknown user %s: Paddock sandboxes have the users root and user", quoteText(name))
 }
 
 // homeOf is a user's home directory in a sandbox.
 func homeOf(user string) string {
-	if user == guestapi.UserRoot {
+	if user == wire.UserRoot {
 		return "/root"
 	}
 	return "/home/user"
@@ -165,45 +186,23 @@ func writeEnvdError(w http.ResponseWriter, err error) {
 
 type plainHandler func(w http.ResponseWriter, r *http.Request, q *envdReq)
 
-// plain wraps envd's plain HTTP routes: authentication, the record, the
-// scope.
-func (s *Server) plain(route string, scope auth.Scope, h plainHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := s.envdAuth(r)
+// plain registers one of envd's plain HTTP routes behind the gate.
+func (s *Server) plain(mux *http.ServeMux, g *gate.Gate, route string, need rights.Right, h plainHandler) {
+	s.routes = append(s.routes, Route{Pattern: route, Need: need, Envd: true})
+	mux.Handle(route, g.Wrap(route, need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := envdRequest(r)
 		if err != nil {
 			writeEnvdError(w, err)
 			return
 		}
-		w, done := s.audited(w, r, q.p, route, writeEnvdError)
-		if w == nil {
-			return
-		}
-		defer done()
-		if err := q.reach(scope); err != nil {
-			writeEnvdError(w, err)
-			return
-		}
 		h(w, r, q)
-	}
+	})))
 }
 
 // health answers 204 while the sandbox runs and 502 once it is gone (the
 // SDK's isRunning reads exactly that).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	q, err := s.envdAuth(r)
-	if err != nil {
-		writeEnvdError(w, err)
-		return
-	}
-	w, done := s.audited(w, r, q.p, "GET /health", writeEnvdError)
-	if w == nil {
-		return
-	}
-	defer done()
-	sb, err := s.m.Get(r.Context(), q.sc, q.id)
-	if err == nil {
-		err = q.reach("")
-	}
+	sb, err := s.m.Resolve(r.Context(), gate.Scope(r.Context()), r.Header.Get(hdrSandboxID), 0)
 	if err != nil && errs.CodeOf(err) != errs.CodeNotFound {
 		writeEnvdError(w, err)
 		return

@@ -8,24 +8,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // filesystem.Filesystem over the manager's files API.
 
 var filesystemMethods = map[string]rpcMethod{
-	"Stat":             {scope: auth.ScopeRead, unary: fsStat},
-	"ListDir":          {scope: auth.ScopeRead, unary: fsListDir},
-	"MakeDir":          {scope: auth.ScopeWrite, unary: fsMakeDir},
-	"Move":             {scope: auth.ScopeWrite, unary: fsMove},
-	"Remove":           {scope: auth.ScopeWrite, unary: fsRemove},
-	"WatchDir":         {scope: auth.ScopeRead, stream: fsWatchDir},
-	"CreateWatcher":    {scope: auth.ScopeRead, unary: fsCreateWatcher},
-	"GetWatcherEvents": {scope: auth.ScopeRead, unary: fsGetWatcherEvents},
-	"RemoveWatcher":    {scope: auth.ScopeRead, unary: fsRemoveWatcher},
+	"Stat":             {need: rights.Read, unary: fsStat},
+	"ListDir":          {need: rights.Read, unary: fsListDir},
+	"MakeDir":          {need: rights.Write, unary: fsMakeDir},
+	"Move":             {need: rights.Write, unary: fsMove},
+	"Remove":           {need: rights.Write, unary: fsRemove},
+	"WatchDir":         {need: rights.Read, stream: fsWatchDir},
+	"CreateWatcher":    {need: rights.Read, unary: fsCreateWatcher},
+	"GetWatcherEvents": {need: rights.Read, unary: fsGetWatcherEvents},
+	"RemoveWatcher":    {need: rights.Read, unary: fsRemoveWatcher},
 }
 
 // ownerName names a sandbox uid as envd does (by user name).
@@ -45,11 +45,11 @@ func (c *rpcCall) entryInfo(fi sandbox.FileInfo) pbEntryInfo {
 	mode := perm
 	e := pbEntryInfo{Name: fi.Name, Path: fi.Path, Size: fi.Size, Owner: ownerName(fi.UID), Group: ownerName(fi.GID)}
 	switch fi.Type {
-	case guestapi.TypeFile:
+	case wire.TypeFile:
 		e.Type = ftFile
-	case guestapi.TypeDir:
+	case wire.TypeDir:
 		e.Type, mode = ftDirectory, perm|os.ModeDir
-	case guestapi.TypeSymlink:
+	case wire.TypeSymlink:
 		e.Type, mode = ftSymlink, perm|os.ModeSymlink
 		t := fi.Target
 		e.SymlinkTarget = &t
@@ -99,17 +99,17 @@ func fsListDir(c *rpcCall, decode func(any) error) (any, error) {
 	if depth == 0 {
 		depth = 1
 	}
-	if depth > guestapi.MaxListDepth {
-		return nil, errs.Invalid("depth must be between 1 and %d", guestapi.MaxListDepth)
+	if depth > sandbox.MaxListDepth {
+		return nil, errs.Invalid("depth must be between 1 and %d", sandbox.MaxListDepth)
 	}
 	res, err := c.s.m.ListFiles(c.ctx(), c.q.sc, c.q.id, sandbox.ListRequest{Path: p, User: c.q.user, Depth: depth,
-		Limit: guestapi.MaxListLimit})
+		Limit: sandbox.MaxListLimit})
 	if err != nil {
 		return nil, err
 	}
 	if res.Truncated {
 		// envd's listing has no way to say it is partial.
-		return nil, errs.New(errs.CodeLimit, "the listing exceeds %d entries; list a smaller depth or directory", guestapi.MaxListLimit)
+		return nil, errs.New(errs.CodeLimit, "the listing exceeds %d entries; list a smaller depth or directory", sandbox.MaxListLimit)
 	}
 	out := pbListDirResponse{Entries: make([]pbEntryInfo, 0, len(res.Entries))}
 	for _, fi := range res.Entries {
@@ -127,14 +127,19 @@ func fsMakeDir(c *rpcCall, decode func(any) error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// envd makes the parents too, and says whether the directory existed.
-	if fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}); err == nil {
-		if fi.Type == guestapi.TypeDir {
+	// envd makes the parents too, and says whether the directory existed
+	// (to a caller who may read the tree; one who may only write gets
+	// mkdir -p).
+	if c.q.sc.Can(rights.Read) {
+		fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user})
+		switch {
+		case err == nil && fi.Type == wire.TypeDir:
 			return nil, rpcErr(ccAlreadyExists, "directory %s already exists", quoteText(p))
+		case err == nil:
+			return nil, rpcErr(ccAlreadyExists, "%s exists and is not a directory", quoteText(p))
+		case errs.CodeOf(err) != errs.CodeNotFound:
+			return nil, err
 		}
-		return nil, rpcErr(ccAlreadyExists, "%s exists and is not a directory", quoteText(p))
-	} else if errs.CodeOf(err) != errs.CodeNotFound {
-		return nil, err
 	}
 	fi, err := c.s.m.MakeDir(c.ctx(), c.q.sc, c.q.id, sandbox.MkdirRequest{Path: p, User: c.q.user, Parents: true})
 	if err != nil {
@@ -184,7 +189,7 @@ func fsRemove(c *rpcCall, decode func(any) error) (any, error) {
 		if errs.CodeOf(err) != errs.CodeNotFound {
 			return nil, err
 		}
-		if _, gerr := c.s.m.Get(c.ctx(), c.q.sc, c.q.id); gerr != nil {
+		if _, gerr := c.s.m.Resolve(c.ctx(), c.q.sc, c.q.id, rights.Write); gerr != nil {
 			return nil, gerr
 		}
 	}
@@ -215,24 +220,24 @@ func (c *rpcCall) watchEvents(root string, ev sandbox.FileEvent, withEntry bool)
 		return &e
 	}
 	switch ev.Type {
-	case guestapi.EventReady:
-	case guestapi.EventCreate:
+	case wire.EventReady:
+	case wire.EventCreate:
 		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evCreate, Entry: entry(ev.Path)})
-	case guestapi.EventWrite:
+	case wire.EventWrite:
 		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evWrite, Entry: entry(ev.Path)})
-	case guestapi.EventRemove:
+	case wire.EventRemove:
 		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evRemove})
 		if ev.Path == root {
 			return out, true, nil // the watched directory is gone: so is the watch
 		}
-	case guestapi.EventRename:
+	case wire.EventRename:
 		if ev.OldPath != "" {
 			out = append(out, pbFilesystemEvent{Name: rel(ev.OldPath), Type: evRename})
 		}
 		out = append(out, pbFilesystemEvent{Name: rel(ev.Path), Type: evCreate, Entry: entry(ev.Path)})
-	case guestapi.EventOverflow:
+	case wire.EventOverflow:
 		return nil, true, rpcErr(ccDataLoss, "file events were lost (the watcher fell behind): %s", ev.Error)
-	case guestapi.EventError:
+	case wire.EventError:
 		return nil, true, errs.New(errs.CodeUnavailable, "the watch ended: %s", ev.Error)
 	}
 	return out, false, nil
@@ -249,7 +254,7 @@ func (c *rpcCall) openWatch(in *pbWatchRequest) (*sandbox.FileWatch, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	if fi.Type != guestapi.TypeDir {
+	if fi.Type != wire.TypeDir {
 		return nil, "", errs.Invalid("%s is not a directory", quoteText(p))
 	}
 	fw, err := c.s.m.WatchFiles(c.ctx(), c.q.sc, c.q.id, sandbox.WatchRequest{Path: p, User: c.q.user, Recursive: in.Recursive})
@@ -257,7 +262,7 @@ func (c *rpcCall) openWatch(in *pbWatchRequest) (*sandbox.FileWatch, string, err
 		return nil, "", err
 	}
 	ev, err := fw.Next()
-	if err != nil || ev.Type != guestapi.EventReady {
+	if err != nil || ev.Type != wire.EventReady {
 		_ = fw.Close()
 		if err == nil {
 			err = errs.New(errs.CodeUnavailable, "the watch did not start: %s", ev.Error)

@@ -9,14 +9,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/paddockhq/paddock/internal/api"
-	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/e2b"
 	"github.com/paddockhq/paddock/internal/tenant"
@@ -26,7 +22,8 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // stack is a real Paddock stack with the E2B adapter mounted on the API's
-// port, as paddock serve mounts it.
+// port: testenv's, which is paddock serve's (internal/server), requests
+// audited as serve audits them.
 type stack struct {
 	*testenv.Env
 	URL string
@@ -35,20 +32,7 @@ type stack struct {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	e := testenv.New(t, testenv.Options{})
-	log := slog.New(slog.DiscardHandler)
-	// A second recorder on the stack's audit log: the API requests of the
-	// adapter are recorded as serve records them.
-	rec := audit.NewRecorder(e.AuditLog(), audit.RecorderOptions{RequestID: api.RequestID, Log: log})
-	srv, err := e2b.New(e2b.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Tokens: e.Auth, Templates: e.Templates, Auditor: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	a := api.New(api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
-		Auditor: rec, Mounts: srv.Mounts(), Middleware: []func(http.Handler) http.Handler{api.Harden(api.HardenOptions{Log: log}), rec.Middleware}})
-	hs := httptest.NewServer(a.Handler())
-	t.Cleanup(hs.Close)
-	return &stack{Env: e, URL: hs.URL}
+	return &stack{Env: e, URL: e.Server.URL}
 }
 
 // key creates an e2b_ key of tenant (made if missing) with scopes.
@@ -63,7 +47,7 @@ func (s *stack) key(t *testing.T, tenantName string, scopes ...auth.Scope) auth.
 	if len(scopes) == 0 {
 		scopes = []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec}
 	}
-	k, err := s.Auth.CreateKey(ctx, auth.KeyRequest{Tenant: tenantName, Scopes: scopes, Format: auth.FormatE2B})
+	k, err := s.Auth.CreateKey(ctx, s.Scope, auth.KeyRequest{Tenant: tenantName, Scopes: scopes, Format: auth.FormatE2B})
 	if err != nil {
 		t.Fatal(err)
 	}

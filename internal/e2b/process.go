@@ -2,17 +2,13 @@ package e2b
 
 import (
 	"bytes"
-	"context"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
-	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // process.Process over the manager's background processes. A command the
@@ -21,14 +17,14 @@ import (
 // byte, so nothing written before the stream was open is lost.
 
 var processMethods = map[string]rpcMethod{
-	"Start":       {scope: auth.ScopeExec, stream: procStart},
-	"Connect":     {scope: auth.ScopeRead, stream: procConnect},
-	"List":        {scope: auth.ScopeRead, unary: procList},
-	"SendInput":   {scope: auth.ScopeExec, unary: procSendInput},
-	"SendSignal":  {scope: auth.ScopeExec, unary: procSendSignal},
-	"CloseStdin":  {scope: auth.ScopeExec, unary: procCloseStdin},
-	"Update":      {scope: auth.ScopeExec, unary: procUpdate},
-	"StreamInput": {scope: auth.ScopeExec, unary: procStreamInput},
+	"Start":       {need: rights.Exec, stream: procStart},
+	"Connect":     {need: rights.Read, stream: procConnect},
+	"List":        {need: rights.Read, unary: procList},
+	"SendInput":   {need: rights.Exec, unary: procSendInput},
+	"SendSignal":  {need: rights.Exec, unary: procSendSignal},
+	"CloseStdin":  {need: rights.Exec, unary: procCloseStdin},
+	"Update":      {need: rights.Exec, unary: procUpdate},
+	"StreamInput": {need: rights.Exec, unary: procStreamInput},
 }
 
 // defaultPTY is the size of a terminal whose request gives none.
@@ -77,16 +73,16 @@ func procStart(c *rpcCall, decode func(any) error, st *stream) error {
 	if err != nil {
 		return err
 	}
+	// envd ends a command at the call's deadline (Connect-Timeout-Ms, the
+	// SDK's timeoutMs), whether or not the client is still there: the
+	// process's deadline, which the sandbox enforces (it outlives this
+	// server). A deadline past the longest a sandbox keeps is that.
+	req.TimeoutMs = min(timeout.Milliseconds(), wire.MaxProcessTimeoutMs)
 	info, err := c.s.m.StartProcess(c.ctx(), c.q.sc, c.q.id, req)
 	if err != nil {
 		return err
 	}
-	// envd ends a command at the call's deadline (Connect-Timeout-Ms, the
-	// SDK's timeoutMs), whether or not the client is still there.
-	if timeout > 0 {
-		c.s.kills.arm(c.s, c.q.sc, c.q.id, info.ID, timeout)
-	}
-	return c.follow(st, info, sandbox.From{Mode: sandbox.FromStart})
+	return c.follow(st, info, wire.FromStart)
 }
 
 func procConnect(c *rpcCall, decode func(any) error, st *stream) error {
@@ -103,11 +99,11 @@ func procConnect(c *rpcCall, decode func(any) error, st *stream) error {
 		return err
 	}
 	// Re-attaching shows what comes from now on, as envd does.
-	return c.follow(st, info, sandbox.From{Mode: sandbox.FromTail})
+	return c.follow(st, info, wire.FromTail)
 }
 
 // follow streams a process's events: start, its output, its end.
-func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From) error {
+func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from string) error {
 	if err := st.send(pbEventResponse{Event: pbProcessEvent{Start: &pbStartEvent{Pid: uint32(info.Pid)}}}); err != nil {
 		return err
 	}
@@ -120,11 +116,11 @@ func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From
 			}
 			var d pbDataEvent
 			switch ev.Stream {
-			case guestapi.StreamStdout:
+			case wire.StreamStdout:
 				d.Stdout = ev.Data
-			case guestapi.StreamStderr:
+			case wire.StreamStderr:
 				d.Stderr = ev.Data
-			case guestapi.StreamPTY:
+			case wire.StreamPTY:
 				d.PTY = ev.Data
 			default:
 				return nil
@@ -134,10 +130,9 @@ func (c *rpcCall) follow(st *stream, info sandbox.ProcessInfo, from sandbox.From
 	if err != nil {
 		return err
 	}
-	if final.State != guestapi.ProcExited {
+	if final.State != wire.ProcExited {
 		return errs.New(errs.CodeUnavailable, "the process's output ended before it exited")
 	}
-	c.s.kills.disarm(c.q.id, info.ID)
 	return st.send(pbEventResponse{Event: pbProcessEvent{End: endEvent(final)}})
 }
 
@@ -166,7 +161,7 @@ func endEvent(info sandbox.ProcessInfo) *pbEndEvent {
 
 // signalText is a signal's description as Go prints it ("killed").
 func signalText(name string) string {
-	n, err := guestapi.ParseSignal(name)
+	n, err := sandbox.SignalNumber(name)
 	if err != nil {
 		return name
 	}
@@ -181,7 +176,7 @@ func selectorRef(sel *pbSelector) (string, error) {
 	case sel.Pid != nil && sel.Tag != nil:
 		return "", errs.Invalid("process selector takes a pid or a tag, not both")
 	case sel.Tag != nil:
-		if err := guestapi.ValidTag(*sel.Tag); err != nil {
+		if err := sandbox.ValidTag(*sel.Tag); err != nil {
 			return "", err
 		}
 		return "tag:" + *sel.Tag, nil
@@ -192,18 +187,19 @@ func selectorRef(sel *pbSelector) (string, error) {
 	return strconv.FormatUint(uint64(*sel.Pid), 10), nil
 }
 
-// runningProcess resolves a selector to a running process: envd knows
-// only those, and the SDK's kill answers false for the others.
+// runningProcess resolves a selector to a running process, for an
+// action that needs exec: envd knows only running processes, and the
+// SDK's kill answers false for the others.
 func (c *rpcCall) runningProcess(sel *pbSelector) (sandbox.ProcessInfo, error) {
 	ref, err := selectorRef(sel)
 	if err != nil {
 		return sandbox.ProcessInfo{}, err
 	}
-	info, err := c.s.m.Process(c.ctx(), c.q.sc, c.q.id, ref)
+	info, err := c.s.m.ResolveProcess(c.ctx(), c.q.sc, c.q.id, ref, rights.Exec)
 	if err != nil {
 		return info, err
 	}
-	if info.State != guestapi.ProcRunning {
+	if info.State != wire.ProcRunning {
 		return info, errs.NotFound("process %s has exited", ref)
 	}
 	return info, nil
@@ -220,7 +216,7 @@ func procList(c *rpcCall, decode func(any) error) (any, error) {
 	}
 	out := pbListResponse{Processes: []pbProcessInfo{}}
 	for _, p := range procs {
-		if p.State != guestapi.ProcRunning {
+		if p.State != wire.ProcRunning {
 			continue
 		}
 		cfg := pbProcessConfig{Envs: p.Env}
@@ -328,75 +324,4 @@ func procUpdate(c *rpcCall, decode func(any) error) (any, error) {
 // cannot send; SendInput does the same.
 func procStreamInput(*rpcCall, func(any) error) (any, error) {
 	return nil, rpcErr(ccUnimplemented, "process.Process/StreamInput is not supported; use SendInput")
-}
-
-// killTimers end processes at their call's deadline.
-type killTimers struct {
-	mu     sync.Mutex
-	timers map[string]*time.Timer // sandbox + "/" + process id
-	closed bool
-}
-
-// maxKillTimers bounds pending deadlines (each is a live process, or one
-// whose stream ended before it did).
-const maxKillTimers = 65536
-
-func newKillTimers() *killTimers { return &killTimers{timers: map[string]*time.Timer{}} }
-
-func (k *killTimers) arm(s *Server, sc sandbox.Scope, id, proc string, d time.Duration) {
-	key := id + "/" + proc
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closed || len(k.timers) >= maxKillTimers {
-		if !k.closed {
-			s.log.Warn("e2b: too many pending command deadlines; this one is not enforced", "sandbox", id, "process", proc)
-		}
-		return
-	}
-	k.timers[key] = time.AfterFunc(d, func() {
-		k.mu.Lock()
-		delete(k.timers, key)
-		k.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		info, err := s.m.Process(ctx, sc, id, proc)
-		if err != nil || info.State != guestapi.ProcRunning {
-			return
-		}
-		if _, err := s.m.KillProcess(ctx, sc, id, proc); err != nil && errs.CodeOf(err) != errs.CodeNotFound {
-			s.log.Warn("e2b: could not end a command at its deadline", "sandbox", id, "process", proc, "err", err)
-		}
-	})
-}
-
-func (k *killTimers) disarm(id, proc string) {
-	key := id + "/" + proc
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if t := k.timers[key]; t != nil {
-		t.Stop()
-		delete(k.timers, key)
-	}
-}
-
-// dropSandbox forgets the deadlines of a deleted sandbox's commands.
-func (k *killTimers) dropSandbox(id string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for key, t := range k.timers {
-		if strings.HasPrefix(key, id+"/") {
-			t.Stop()
-			delete(k.timers, key)
-		}
-	}
-}
-
-func (k *killTimers) stopAll() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.closed = true
-	for key, t := range k.timers {
-		t.Stop()
-		delete(k.timers, key)
-	}
 }

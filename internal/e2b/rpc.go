@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/rights"
 )
 
 // Connect-RPC dispatch for envd's services.
@@ -19,7 +19,7 @@ type rpcCall struct {
 
 // rpcMethod is one procedure of a service.
 type rpcMethod struct {
-	scope auth.Scope
+	need rights.Right
 	// unary answers a unary call: it decodes its request with decode and
 	// returns the response message.
 	unary func(c *rpcCall, decode func(any) error) (any, error)
@@ -29,36 +29,38 @@ type rpcMethod struct {
 	stream func(c *rpcCall, decode func(any) error, st *stream) error
 }
 
-// rpc serves the procedures of one service.
+// rpc serves the procedures of one service, each behind the gate.
 func (s *Server) rpc(service string, methods map[string]rpcMethod) http.HandlerFunc {
+	unaryGate := s.envdGate(writeUnaryError, false)
+	streamGate := s.envdGate(func(w http.ResponseWriter, err error) { newStream(w).end(err) }, false)
+	handlers := map[string]http.Handler{}
+	for name, m := range methods {
+		route := "POST /" + service + "/" + name
+		s.routes = append(s.routes, Route{Pattern: route, Need: m.need, Envd: true, Stream: m.stream != nil})
+		if m.stream != nil {
+			handlers[name] = streamGate.Wrap(route, m.need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.serveStream(w, r, m)
+			}))
+		} else {
+			handlers[name] = unaryGate.Wrap(route, m.need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.serveUnary(w, r, m)
+			}))
+		}
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("method")
-		m, ok := methods[name]
+		h, ok := handlers[name]
 		if !ok {
 			writeUnaryError(w, rpcErr(ccUnimplemented, "%s/%s is not served by Paddock's E2B-compatible API", service, clipText(name)))
 			return
 		}
-		route := "POST /" + service + "/" + name
-		if m.stream != nil {
-			s.serveStream(w, r, route, m)
-			return
-		}
-		s.serveUnary(w, r, route, m)
+		h.ServeHTTP(w, r)
 	}
 }
 
-func (s *Server) serveUnary(w http.ResponseWriter, r *http.Request, route string, m rpcMethod) {
-	q, err := s.envdAuth(r)
+func (s *Server) serveUnary(w http.ResponseWriter, r *http.Request, m rpcMethod) {
+	q, err := envdRequest(r)
 	if err != nil {
-		writeUnaryError(w, err)
-		return
-	}
-	w, done := s.audited(w, r, q.p, route, writeUnaryError)
-	if w == nil {
-		return
-	}
-	defer done()
-	if err := q.reach(m.scope); err != nil {
 		writeUnaryError(w, err)
 		return
 	}
@@ -70,21 +72,10 @@ func (s *Server) serveUnary(w http.ResponseWriter, r *http.Request, route string
 	writeUnary(w, resp)
 }
 
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, route string, m rpcMethod) {
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, m rpcMethod) {
 	st := newStream(w)
-	q, err := s.envdAuth(r)
+	q, err := envdRequest(r)
 	if err != nil {
-		st.end(err)
-		return
-	}
-	fail := func(w http.ResponseWriter, err error) { st.end(err) }
-	aw, done := s.audited(w, r, q.p, route, fail)
-	if aw == nil {
-		return
-	}
-	defer done()
-	st.w = aw // the record sees the status
-	if err := q.reach(m.scope); err != nil {
 		st.end(err)
 		return
 	}

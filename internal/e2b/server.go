@@ -1,7 +1,6 @@
 package e2b
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,7 +10,10 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // EnvdVersion is the version of E2B's in-sandbox daemon this adapter
@@ -44,14 +46,7 @@ type Templates = sandbox.Templates
 
 // TokenMinter mints sandbox-scoped tokens (auth.Service).
 type TokenMinter interface {
-	MintToken(p auth.Principal, sandboxID string, scopes []auth.Scope, ttl time.Duration) (auth.Token, error)
-}
-
-// Auditor records API requests (api.Auditor; audit.Recorder): Begin runs
-// after authentication and before the handler, and a failure refuses the
-// request.
-type Auditor interface {
-	Begin(r *http.Request, p auth.Principal, route string) (end func(status int), err error)
+	MintToken(sc rights.Scope, sandboxID string, scopes []wire.Scope, ttl time.Duration) (wire.Token, error)
 }
 
 // Options configure the adapter.
@@ -60,8 +55,8 @@ type Options struct {
 	Manager   *sandbox.Manager
 	Auth      auth.Authenticator
 	Tokens    TokenMinter
-	Templates Templates // nil: every templateID is the default template
-	Auditor   Auditor   // nil: requests are not recorded (manager events still are)
+	Templates Templates    // nil: every templateID is the default template
+	Auditor   gate.Auditor // nil: requests are not recorded (manager events still are)
 	// TokenTTL is the life of an envdAccessToken (0: auth.MaxTokenTTL).
 	// A client that needs a fresh one calls connect.
 	TokenTTL time.Duration
@@ -76,9 +71,22 @@ type Server struct {
 	envd    *http.ServeMux
 	meta    *metaStore
 	watch   *watchers
-	kills   *killTimers
+	routes  []Route
 	once    sync.Once
 }
+
+// Route is one served endpoint and the right it declares (the gate checks
+// it, and the manager again); the every-route test walks them.
+type Route struct {
+	Pattern string // "POST /sandboxes"; envd routes carry the E2b-Sandbox-Id header
+	Need    rights.Right
+	Open    bool // needs no right, only a credential (envd's health); else Need is set
+	Envd    bool // an envd route (authenticated by a sandbox's access token)
+	Stream  bool // a Connect server stream
+}
+
+// Routes lists the served endpoints.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 
 // New builds the adapter.
 func New(o Options) (*Server, error) {
@@ -91,10 +99,9 @@ func New(o Options) (*Server, error) {
 	if o.TokenTTL <= 0 || o.TokenTTL > auth.MaxTokenTTL {
 		o.TokenTTL = auth.MaxTokenTTL
 	}
-	s := &Server{o: o, log: o.Log, m: o.Manager, meta: newMetaStore(), kills: newKillTimers()}
+	s := &Server{o: o, log: o.Log, m: o.Manager, meta: newMetaStore()}
 	s.meta.exists = func(id, tenant string) bool {
-		_, err := s.m.Get(context.Background(), sandbox.Scope{Tenant: tenant}, id)
-		return errs.CodeOf(err) != errs.CodeNotFound
+		return s.m.Exists(id, tenant)
 	}
 	s.watch = newWatchers(s)
 	s.control = s.controlRoutes()
@@ -102,10 +109,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the adapter's timers and polling watchers.
+// Close stops the adapter's polling watchers.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		s.kills.stopAll()
 		s.watch.closeAll()
 	})
 }
@@ -139,72 +145,24 @@ func (s *Server) Mounts() map[string]http.Handler {
 	return m
 }
 
-// scopeOf is who a principal is for the manager.
-func scopeOf(p auth.Principal) sandbox.Scope {
-	return sandbox.Scope{Tenant: p.Tenant, Actor: p.KeyID, Sandbox: p.Sandbox}
-}
-
-// audited records r for p (when an Auditor is set) and returns the writer
-// to use and the function that records the result; a nil writer means the
-// request was refused (the answer is written).
-func (s *Server) audited(w http.ResponseWriter, r *http.Request, p auth.Principal, route string, fail func(http.ResponseWriter, error)) (http.ResponseWriter, func()) {
-	if s.o.Auditor == nil {
-		return w, func() {}
-	}
-	end, err := s.o.Auditor.Begin(r, p, route)
-	if err != nil {
-		s.log.Error("audit log unavailable; refusing E2B request", "route", route, "err", err)
-		fail(w, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act"))
-		return nil, nil
-	}
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	return sw, func() { end(sw.status) }
-}
-
-// authenticate checks a credential; the error is safe to show.
-func (s *Server) authenticate(ctx context.Context, cred string) (auth.Principal, error) {
-	p, err := s.o.Auth.Authenticate(ctx, cred)
-	if err != nil {
-		if errs.CodeOf(err) == errs.CodeUnauthenticated {
-			return p, errs.New(errs.CodeUnauthenticated, "invalid or revoked credential")
-		}
-		s.log.Error("e2b: authentication failed", "err", err)
-		return p, errs.Wrap(errs.CodeUnavailable, err, "cannot check the credential right now")
-	}
-	return p, nil
-}
-
 // mintToken issues the envdAccessToken of a sandbox: a sandbox-scoped
 // token holding the caller's read, write and exec scopes.
-func (s *Server) mintToken(p auth.Principal, id string) (string, error) {
-	var scopes []auth.Scope
-	for _, sc := range []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeExec} {
-		if p.Can(sc) {
-			scopes = append(scopes, sc)
+func (s *Server) mintToken(sc rights.Scope, id string) (string, error) {
+	var scopes []wire.Scope
+	for scope, r := range map[wire.Scope]rights.Right{wire.ScopeRead: rights.Read, wire.ScopeWrite: rights.Write, wire.ScopeExec: rights.Exec} {
+		if sc.Can(r) {
+			scopes = append(scopes, scope)
 		}
 	}
 	if len(scopes) == 0 {
 		return "", errs.New(errs.CodeForbidden, "this key holds none of the read, write and exec scopes")
 	}
-	tok, err := s.o.Tokens.MintToken(p, id, scopes, s.o.TokenTTL)
+	tok, err := s.o.Tokens.MintToken(sc, id, scopes, s.o.TokenTTL)
 	if err != nil {
 		return "", err
 	}
 	return tok.Token, nil
 }
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // routeProbe tells "wrong method" from "no such path" for a mux whose
 // catch-all would otherwise answer 404 for both.

@@ -78,9 +78,22 @@ func (s *Server) serveDNS(w dns.ResponseWriter, req *dns.Msg) {
 		write(w, req, out)
 		return
 	}
+	// Queries being answered are bounded per sandbox, per tenant and in
+	// all: with one shared bound, one tenant asking for slow names could
+	// leave every other tenant's resolution failing (resource starvation,
+	// issue 14 item 11).
+	release, err := s.dnsQ.acquire(sb.tenantKey(s.o.TenantOf), sb.id)
+	if err != nil {
+		out.Rcode = dns.RcodeServerFailure
+		write(w, req, out)
+		d.Reason = err.Error()
+		s.report(ctx, sb, d)
+		return
+	}
 	lctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	m, err := s.res.lookup(lctx, name, q.Qtype)
 	cancel()
+	release()
 	if err != nil {
 		s.log.Debug("egress: upstream DNS failed", "sandbox", sb.id, "name", name, "err", err)
 		out.Rcode = dns.RcodeServerFailure

@@ -87,7 +87,7 @@ func newTestServer(t *testing.T, u *upstream, mode string, allow ...string) *Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Set("sb-1", []netip.Addr{netip.MustParseAddr("10.201.0.2")}, p)
+	s.Set("sb-1", "", []netip.Addr{netip.MustParseAddr("10.201.0.2")}, p)
 	return s
 }
 

@@ -111,13 +111,29 @@ type Options struct {
 	Sink        Sink
 	Metrics     Recorder
 	Interceptor Interceptor
-	// Limits; zero values take defaults.
-	MaxConns           int           // proxied connections in all (8192)
-	MaxConnsPerSandbox int           // per sandbox (1024)
-	MaxDNSInFlight     int           // upstream queries in flight in all (256)
-	DialTimeout        time.Duration // one outbound connect (10 s)
-	HeaderTimeout      time.Duration // first request / ClientHello when it names the destination (30 s)
-	IdleTimeout        time.Duration // an explicit-proxy connection between requests (2 min)
+	// Explicit, if set, reports whether a connection whose original
+	// destination is dst addressed the proxy itself (when sandboxes reach
+	// it at an address that is dnat'ed to where it listens). Without it,
+	// only the listening address is.
+	Explicit func(dst netip.AddrPort) bool
+	// TenantOf, if set, tells the tenant of a sandbox (the store's
+	// record); asked again every few seconds, as a warm-pool sandbox
+	// changes tenant when it is claimed. Without it the tenant given to
+	// Set is used.
+	TenantOf func(ctx context.Context, sandbox string) (string, error)
+	// Limits; zero values take defaults. Every pool is bounded in all, per
+	// tenant and per sandbox, the tenant's share below the whole (a
+	// sandbox registered without a tenant counts as a tenant of its own).
+	MaxConns                 int           // proxied connections in all (8192)
+	MaxConnsPerTenant        int           // per tenant (2048)
+	MaxConnsPerSandbox       int           // per sandbox (1024)
+	MaxDNSInFlight           int           // upstream queries in flight in all (1024)
+	MaxDNSInFlightPerTenant  int           // DNS queries being answered, per tenant (128)
+	MaxDNSInFlightPerSandbox int           // per sandbox (64)
+	DialTimeout              time.Duration // one outbound connect (10 s)
+	FirstByteTimeout         time.Duration // a new connection that must name its destination sends nothing (5 s)
+	HeaderTimeout            time.Duration // first request / ClientHello when it names the destination (10 s)
+	IdleTimeout              time.Duration // an explicit-proxy connection between requests (2 min)
 }
 
 // Server is the egress proxy and DNS resolver of every attached sandbox.
@@ -128,7 +144,8 @@ type Server struct {
 	log   *slog.Logger
 	guard *policy.Guard
 	res   *resolver
-	conns chan struct{} // global connection slots
+	conns *slots // proxied connections
+	dnsQ  *slots // DNS queries being answered
 	hooks hooks
 
 	mu       sync.RWMutex
@@ -156,17 +173,32 @@ func New(o Options) (*Server, error) {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 8192
 	}
+	if o.MaxConnsPerTenant <= 0 {
+		o.MaxConnsPerTenant = min(2048, o.MaxConns)
+	}
 	if o.MaxConnsPerSandbox <= 0 {
-		o.MaxConnsPerSandbox = 1024
+		o.MaxConnsPerSandbox = min(1024, o.MaxConnsPerTenant)
 	}
 	if o.MaxDNSInFlight <= 0 {
-		o.MaxDNSInFlight = 256
+		o.MaxDNSInFlight = 1024
+	}
+	if o.MaxDNSInFlightPerTenant <= 0 {
+		o.MaxDNSInFlightPerTenant = min(128, o.MaxDNSInFlight)
+	}
+	if o.MaxDNSInFlightPerSandbox <= 0 {
+		o.MaxDNSInFlightPerSandbox = min(64, o.MaxDNSInFlightPerTenant)
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 10 * time.Second
 	}
+	if o.FirstByteTimeout <= 0 {
+		o.FirstByteTimeout = 5 * time.Second
+	}
 	if o.HeaderTimeout <= 0 {
-		o.HeaderTimeout = 30 * time.Second
+		o.HeaderTimeout = 10 * time.Second
+	}
+	if o.FirstByteTimeout > o.HeaderTimeout {
+		o.FirstByteTimeout = o.HeaderTimeout
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 2 * time.Minute
@@ -181,7 +213,9 @@ func New(o Options) (*Server, error) {
 			static[n] = append(static[n], a.Unmap())
 		}
 	}
-	s := &Server{o: o, log: o.Log, guard: o.Guard, conns: make(chan struct{}, o.MaxConns),
+	s := &Server{o: o, log: o.Log, guard: o.Guard,
+		conns:    newSlots("connections", o.MaxConns, o.MaxConnsPerTenant, o.MaxConnsPerSandbox),
+		dnsQ:     newSlots("DNS queries in flight", o.MaxDNSInFlight, o.MaxDNSInFlightPerTenant, o.MaxDNSInFlightPerSandbox),
 		bySource: map[netip.Addr]*sandbox{}, byID: map[string]*sandbox{}}
 	s.res = newResolver(o.Upstreams, static, o.Dial, o.MaxDNSInFlight)
 	s.hooks.sink.Store(&o.Sink)
@@ -199,16 +233,19 @@ func (s *Server) SetMetrics(r Recorder) { s.hooks.metrics.Store(&r) }
 // SetInterceptor replaces the interceptor (nil: none).
 func (s *Server) SetInterceptor(i Interceptor) { s.hooks.icpt.Store(&i) }
 
-// Set registers sandbox id, whose traffic comes from addrs, with policy p,
-// or replaces the policy of a registered one: new connections follow it at
-// once, and open connections it no longer allows are closed.
-func (s *Server) Set(id string, addrs []netip.Addr, p *policy.Policy) {
+// Set registers sandbox id of tenant, whose traffic comes from addrs,
+// with policy p, or replaces the tenant and policy of a registered one:
+// new connections follow it at once, and open connections it no longer
+// allows are closed. The tenant is what the per-tenant limits count by
+// ("": the sandbox is a tenant of its own).
+func (s *Server) Set(id, tenant string, addrs []netip.Addr, p *policy.Policy) {
 	s.mu.Lock()
 	sb := s.byID[id]
 	if sb == nil {
 		sb = newSandbox(id)
 		s.byID[id] = sb
 	}
+	sb.setTenant(tenant)
 	for _, a := range sb.addrs {
 		if s.bySource[a] == sb {
 			delete(s.bySource, a)
@@ -242,6 +279,10 @@ func (s *Server) Remove(id string) {
 		sb.closeAll()
 	}
 }
+
+// Use reports the proxied connections and the DNS queries being answered,
+// in all and by tenant (metrics, tests).
+func (s *Server) Use() (conns, dns SlotUse) { return s.conns.use(), s.dnsQ.use() }
 
 // Policy returns the registered policy of sandbox id.
 func (s *Server) Policy(id string) (*policy.Policy, bool) {
@@ -349,6 +390,7 @@ func (s *Server) Close() error {
 // sink unless the sandbox is over its reporting rate (a sandbox looping
 // over refused connections must not flood the log or the audit trail).
 func (s *Server) report(ctx context.Context, sb *sandbox, d Decision) {
+	ctx = context.WithoutCancel(ctx) // a decision is recorded even when its connection is gone
 	if m := *s.hooks.metrics.Load(); m != nil {
 		m.EgressDecision(d.Allowed, d.Mode)
 	}

@@ -55,10 +55,12 @@ func (s *Server) intercepted(ctx context.Context, c *conn, up net.Conn, name str
 	default:
 		return errors.New("an intercepted connection must speak HTTP/1.1 or TLS")
 	}
+	w := newRespWatch()
+	w.start() // the client speaks HTTP (in TLS or not)
+	defer w.stop()
 	downDone := make(chan error, 1)
 	go func() {
-		n, err := io.Copy(cli, upc)
-		c.down.Add(n)
+		err := w.copyDown(cli, upc, &c.down)
 		if cw, ok := cli.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		}
@@ -71,7 +73,7 @@ func (s *Server) intercepted(ctx context.Context, c *conn, up net.Conn, name str
 		}
 		return check(host, kindHTTP)
 	}
-	upgraded, err := requests(cbr, cw, hostCheck, plan.Request)
+	upgraded, err := requests(cbr, cw, hostCheck, plan.Request, w)
 	if err == nil && upgraded {
 		if n := cbr.Buffered(); n > 0 {
 			b, _ := cbr.Peek(n)

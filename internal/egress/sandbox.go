@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"io"
 	"net/netip"
 	"sync"
@@ -23,6 +24,8 @@ type sandbox struct {
 	pol     atomic.Pointer[policy.Policy]
 	answers answerCache
 	events  limiter
+	tenant  atomic.Pointer[tenantOf] // what the per-tenant limits count by
+	asking  atomic.Bool              // a TenantOf lookup is running
 
 	mu    sync.Mutex
 	conns map[*tracked]struct{}
@@ -34,6 +37,47 @@ func newSandbox(id string) *sandbox {
 }
 
 func (sb *sandbox) policy() *policy.Policy { return sb.pol.Load() }
+
+// tenantOf is a sandbox's tenant, as last learnt.
+type tenantOf struct {
+	key string
+	at  time.Time
+}
+
+// tenantTTL is how long a tenant learnt is used before TenantOf is asked
+// again (a warm-pool sandbox changes tenant when it is claimed).
+const tenantTTL = 5 * time.Second
+
+func (sb *sandbox) setTenant(t string) {
+	k, at := "tenant:"+t, time.Now()
+	if t == "" {
+		k, at = "sandbox:"+sb.id, time.Time{} // not known: a tenant of its own, until TenantOf tells
+	}
+	sb.tenant.Store(&tenantOf{key: k, at: at})
+}
+
+// tenantKey is the key the per-tenant limits count sb by, asking lookup
+// (if any) again once what is known is older than tenantTTL. One caller
+// asks; the others use what is known meanwhile.
+func (sb *sandbox) tenantKey(lookup func(ctx context.Context, id string) (string, error)) string {
+	cur := sb.tenant.Load()
+	if lookup != nil && (cur == nil || time.Since(cur.at) > tenantTTL) && sb.asking.CompareAndSwap(false, true) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		t, err := lookup(ctx, sb.id)
+		cancel()
+		sb.asking.Store(false)
+		if err == nil && t != "" {
+			sb.setTenant(t)
+		} else if cur != nil {
+			sb.tenant.Store(&tenantOf{key: cur.key, at: time.Now()}) // keep it; ask again later
+		}
+		cur = sb.tenant.Load()
+	}
+	if cur != nil {
+		return cur.key
+	}
+	return "sandbox:" + sb.id
+}
 
 // tracked is one live proxied connection: what it is judged by, and what
 // to close to end it.
@@ -96,12 +140,12 @@ func (t *tracked) allowedBy(p *policy.Policy) bool {
 	return ok
 }
 
-// track registers a connection; false when the sandbox is at its limit or
-// gone.
-func (sb *sandbox) track(t *tracked, max int) bool {
+// track registers a connection; false when the sandbox is gone (the
+// limits are the Server's slots).
+func (sb *sandbox) track(t *tracked) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.conns == nil || len(sb.conns) >= max {
+	if sb.conns == nil {
 		return false
 	}
 	sb.conns[t] = struct{}{}

@@ -13,7 +13,8 @@ import (
 // Code is a stable, machine-readable error code (part of the public API).
 type Code string
 
-// Codes. Keep in step with api.statusOf and docs/api.md.
+// Codes: the API's, which package wire lists for clients (a test keeps
+// the two lists equal). Keep in step with HTTPStatus and docs/api.md.
 const (
 	CodeInvalid          Code = "invalid_argument"
 	CodeNotFound         Code = "not_found"
@@ -89,23 +90,38 @@ func Invalid(format string, args ...any) *Error { return New(CodeInvalid, format
 // NotFound is shorthand for New(CodeNotFound, ...).
 func NotFound(format string, args ...any) *Error { return New(CodeNotFound, format, args...) }
 
-// CodeOf returns the code of the first *Error in err's chain, or
+// Coded is an error that carries a code and a message for callers: an
+// *Error, or an error from elsewhere that speaks the same codes (the Go
+// client's errors: an answer of a Paddock server, or no answer at all).
+type Coded interface {
+	error
+	ErrorCode() string
+	PublicMessage() string
+}
+
+// ErrorCode is e's code (Coded).
+func (e *Error) ErrorCode() string { return string(e.Code) }
+
+// PublicMessage is e's public message (Coded).
+func (e *Error) PublicMessage() string { return e.Msg }
+
+// CodeOf returns the code of the first Coded error in err's chain, or
 // CodeInternal.
 func CodeOf(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+	var c Coded
+	if errors.As(err, &c) && c.ErrorCode() != "" {
+		return Code(c.ErrorCode())
 	}
 	return CodeInternal
 }
 
-// Public returns the message that may be shown to a caller: the Msg of the
-// first *Error in the chain, or a generic text for anything else (which may
-// carry host detail).
+// Public returns the message that may be shown to a caller: that of the
+// first Coded error in the chain, or a generic text for anything else
+// (which may carry host detail).
 func Public(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Msg
+	var c Coded
+	if errors.As(err, &c) && c.ErrorCode() != "" {
+		return c.PublicMessage()
 	}
 	return "internal error"
 }

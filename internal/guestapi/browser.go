@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +15,9 @@ import (
 // the arguments the host chose, keeps it running (a crash restarts it) and
 // relays TCP connections to its DevTools port on the sandbox's loopback.
 // The DevTools stream is the sandbox's, and so untrusted: the host bounds
-// what it reads from it.
+// what it reads from it. The DevTools route is the protocol's one answer
+// that is not frames: after its 101 the connection is the relayed TCP
+// connection itself.
 
 // DevToolsProtocol is the Upgrade token of a DevTools connection: after the
 // 101 answer the connection carries the bytes of a TCP connection to the
@@ -127,21 +128,21 @@ func ValidDevToolsID(s string) bool { return validDevToolsID(s) }
 // and waits until its DevTools listen.
 func (c *Client) StartBrowser(ctx context.Context, req BrowserStartRequest) (BrowserInfo, error) {
 	var info BrowserInfo
-	err := c.JSON(ctx, http.MethodPost, "/v1/browser/start", req, &info)
+	err := c.unary(ctx, RouteBrowserStart, req, &info)
 	return info, err
 }
 
 // Browser reports the state of the sandbox's browser.
 func (c *Client) Browser(ctx context.Context) (BrowserInfo, error) {
 	var info BrowserInfo
-	err := c.JSON(ctx, http.MethodGet, "/v1/browser", nil, &info)
+	err := c.unary(ctx, RouteBrowserStatus, nil, &info)
 	return info, err
 }
 
 // StopBrowser stops the sandbox's browser (and its restarts).
 func (c *Client) StopBrowser(ctx context.Context) (BrowserInfo, error) {
 	var info BrowserInfo
-	err := c.JSON(ctx, http.MethodDelete, "/v1/browser", nil, &info)
+	err := c.unary(ctx, RouteBrowserStop, nil, &info)
 	return info, err
 }
 
@@ -149,40 +150,9 @@ func (c *Client) StopBrowser(ctx context.Context) (BrowserInfo, error) {
 // browser instance (instance 0: whichever runs), relayed by the guest. The
 // connection is a plain stream: HTTP and WebSockets to Chromium go over it.
 func (c *Client) DialBrowser(ctx context.Context, instance int) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.sock)
+	conn, br, err := c.dialUpgrade(ctx, RouteBrowserDevTools, DevToolsProtocol, DevToolsRequest{Instance: instance})
 	if err != nil {
-		return nil, unavailable(ctx, err)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	fail := func(err error) (net.Conn, error) {
-		stop()
-		conn.Close()
 		return nil, err
-	}
-	path := "/v1/browser/devtools"
-	if instance > 0 {
-		path += "?instance=" + strconv.Itoa(instance)
-	}
-	req := "GET " + path + " HTTP/1.1\r\nHost: guest\r\nConnection: Upgrade\r\nUpgrade: " + DevToolsProtocol + "\r\n\r\n"
-	if _, err := conn.Write([]byte(req)); err != nil {
-		return fail(unavailable(ctx, err))
-	}
-	br := bufio.NewReaderSize(conn, 4096)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		return fail(unavailable(ctx, err))
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		defer resp.Body.Close()
-		if resp.StatusCode < 300 {
-			return fail(errs.New(errs.CodeUnavailable, "sandbox agent did not upgrade the DevTools connection (status %d)", resp.StatusCode))
-		}
-		return fail(DecodeError(resp))
-	}
-	if !stop() {
-		conn.Close()
-		return nil, ctx.Err()
 	}
 	return &bufConn{Conn: conn, r: br}, nil
 }

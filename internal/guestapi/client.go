@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -39,59 +40,129 @@ func NewClient(sock string) *Client {
 // Close drops idle connections.
 func (c *Client) Close() { c.tr.CloseIdleConnections() }
 
-// URL returns the absolute URL of a guest path, for Do.
-func URL(path string) string { return "http://guest" + path }
-
-// Do sends a raw request to the guest (for services layered on the guest,
-// such as files and processes). A non-2xx answer is turned into an error.
-func (c *Client) Do(req *http.Request) (*http.Response, error) {
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, unavailable(req.Context(), err)
-	}
-	if resp.StatusCode >= 300 {
-		defer resp.Body.Close()
-		return nil, DecodeError(resp)
-	}
-	return resp, nil
+// answer is an answer whose status said it is not an error: its frames.
+type answer struct {
+	ctx  context.Context
+	resp *http.Response
+	br   *bufio.Reader
+	fr   FrameReader
 }
 
-// JSON sends a JSON request and decodes a JSON answer into out (if non-nil).
-func (c *Client) JSON(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
+// call sends route a request: the head frame, then body — size bytes, or
+// -1 if unknown; bulk bodies are copied in large chunks. It returns the
+// answer once its status is in; a failed answer is its error.
+func (c *Client) call(ctx context.Context, route string, head any, body io.Reader, size int64, bulk bool) (*answer, error) {
+	hb, err := AppendHead(make([]byte, 0, 256), head)
+	if err != nil {
+		return nil, err
+	}
+	var req *http.Request
+	if body == nil {
+		// A bytes.Reader lets the transport resend the request on a
+		// connection the guest closed meanwhile.
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, "http://guest"+route, bytes.NewReader(hb))
+	} else {
+		var rd io.Reader = io.MultiReader(bytes.NewReader(hb), body)
+		if bulk {
+			rd = bigReader{rd}
 		}
-		body = bytes.NewReader(b)
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, "http://guest"+route, rd)
+		req.ContentLength = -1
+		if size >= 0 {
+			req.ContentLength = int64(len(hb)) + size
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, URL(path), body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
+	req.Header.Set("Content-Type", ContentType)
+	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return nil, unavailable(ctx, err)
 	}
-	defer resp.Body.Close()
-	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
+	a := newAnswer(ctx, resp)
+	if resp.StatusCode != http.StatusOK {
+		defer a.close()
+		return nil, a.failure()
+	}
+	return a, nil
+}
+
+func newAnswer(ctx context.Context, resp *http.Response) *answer {
+	a := &answer{ctx: ctx, resp: resp, br: bufio.NewReaderSize(resp.Body, 64<<10)}
+	a.fr.r = a.br
+	return a
+}
+
+func (a *answer) close() { a.resp.Body.Close() }
+
+// failure is the error a failed answer carries in its error frame.
+func (a *answer) failure() error {
+	typ, p, err := a.fr.NextMax(MaxHead)
+	if err != nil || typ != FrameError {
+		return errs.New(errs.CodeUnavailable, "sandbox agent answered %d", a.resp.StatusCode)
+	}
+	return AsError(p)
+}
+
+// next reads the next frame of a stream.
+func (a *answer) next(what string) (byte, []byte, error) {
+	typ, p, err := a.fr.Next()
+	if err != nil {
+		return 0, nil, streamErr(a.ctx, what, err)
+	}
+	return typ, p, nil
+}
+
+// head reads the answer's head frame into v (nil: discards it).
+func (a *answer) head(v any) error { return a.headMax(v, maxAnswerHead) }
+
+// headMax is head with another bound.
+func (a *answer) headMax(v any, max int) error {
+	typ, p, err := a.fr.NextMax(max)
+	if err != nil {
+		return streamErr(a.ctx, "answer", err)
+	}
+	switch typ {
+	case FrameHead:
+		if v == nil {
+			return nil
+		}
+		if err := json.Unmarshal(p, v); err != nil {
+			return errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed answer")
+		}
 		return nil
+	case FrameError:
+		return AsError(p)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed answer")
+	return errs.New(errs.CodeUnavailable, "sandbox agent sent an unexpected frame")
+}
+
+// data is the answer's data frames as a stream of bytes.
+func (a *answer) data(end func([]byte) error) *dataStream { return &dataStream{r: a.br, end: end} }
+
+// unary sends in to route and decodes the answer into out (nil: discards).
+func (c *Client) unary(ctx context.Context, route string, in, out any) error {
+	return c.unaryMax(ctx, route, in, out, maxAnswerHead)
+}
+
+// unaryMax is unary for a route whose answer may be large.
+func (c *Client) unaryMax(ctx context.Context, route string, in, out any, max int) error {
+	if in == nil {
+		in = Empty{}
 	}
-	return nil
+	a, err := c.call(ctx, route, in, nil, 0, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	return a.headMax(out, max)
 }
 
 // Health asks the guest how it is.
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	var h Health
-	err := c.JSON(ctx, http.MethodGet, "/v1/health", nil, &h)
+	err := c.unary(ctx, RouteHealth, nil, &h)
 	return h, err
 }
 
@@ -105,28 +176,22 @@ type Output interface {
 // Exec runs req and streams its output to out. stdin, when non-nil and
 // req.StdinStream is set, is copied to the command's standard input.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, out Output) (ExecResult, error) {
-	head, err := json.Marshal(req)
-	if err != nil {
-		return ExecResult{}, err
-	}
-	var body io.Reader = bytes.NewReader(head)
+	var body io.Reader
 	if req.StdinStream && stdin != nil {
-		body = io.MultiReader(bytes.NewReader(head), stdin)
+		body = stdin
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, URL("/v1/exec"), body)
+	a, err := c.call(ctx, RouteExec, req, body, -1, false)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	resp, err := c.Do(hreq)
-	if err != nil {
+	defer a.close()
+	if err := a.head(nil); err != nil {
 		return ExecResult{}, err
 	}
-	defer resp.Body.Close()
-	fr := NewFrameReader(bufio.NewReaderSize(resp.Body, 64<<10))
 	for {
-		typ, p, err := fr.Next()
+		typ, p, err := a.next("exec")
 		if err != nil {
-			return ExecResult{}, unavailable(ctx, fmt.Errorf("exec stream: %w", err))
+			return ExecResult{}, err
 		}
 		switch typ {
 		case FrameStdout:
@@ -137,39 +202,27 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, out
 			if err := out.Stderr(p); err != nil {
 				return ExecResult{}, err
 			}
-		case FrameStarted:
-		case FrameExit:
+		case FrameEnd:
 			var res ExecResult
 			if err := json.Unmarshal(p, &res); err != nil {
 				return ExecResult{}, errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed exit frame")
 			}
 			return res, nil
 		case FrameError:
-			var e Error
-			_ = json.Unmarshal(p, &e)
-			return ExecResult{}, e.asErr()
+			return ExecResult{}, AsError(p)
 		default:
 			return ExecResult{}, errs.New(errs.CodeUnavailable, "sandbox agent sent an unknown frame")
 		}
 	}
 }
 
-// DecodeError turns a guest error answer into an *errs.Error.
-func DecodeError(resp *http.Response) error {
-	var e Error
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if json.Unmarshal(b, &e) != nil || e.Code == "" {
-		return errs.New(errs.CodeUnavailable, "sandbox agent answered %d", resp.StatusCode)
+// streamErr words a failure to read the guest's frames: an oversized frame
+// is a misbehaving agent, anything else a lost one.
+func streamErr(ctx context.Context, what string, err error) error {
+	if errors.Is(err, ErrFrameTooLarge) {
+		return errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent an oversized %s frame", what)
 	}
-	return e.asErr()
-}
-
-func (e Error) asErr() error {
-	code := errs.Code(e.Code)
-	if code == "" {
-		code = errs.CodeInternal
-	}
-	return &errs.Error{Code: code, Msg: e.Message}
+	return unavailable(ctx, fmt.Errorf("%s: %w", what, err))
 }
 
 func unavailable(ctx context.Context, err error) error {
@@ -177,4 +230,47 @@ func unavailable(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	return errs.Wrap(errs.CodeSandboxNotActive, err, "sandbox agent is not reachable (the sandbox may have stopped)")
+}
+
+// dialUpgrade opens a connection of its own to the guest and upgrades it
+// to protocol on route: after the 101 answer it is the protocol's. A
+// refusal is the guest's error.
+func (c *Client) dialUpgrade(ctx context.Context, route, protocol string, head any) (net.Conn, *bufio.Reader, error) {
+	hb, err := AppendHead(nil, head)
+	if err != nil {
+		return nil, nil, err
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.sock)
+	if err != nil {
+		return nil, nil, unavailable(ctx, err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	fail := func(err error) (net.Conn, *bufio.Reader, error) {
+		stop()
+		conn.Close()
+		return nil, nil, err
+	}
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: guest\r\nConnection: Upgrade\r\nUpgrade: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+		route, protocol, ContentType, len(hb))
+	if _, err := conn.Write(append([]byte(req), hb...)); err != nil {
+		return fail(unavailable(ctx, err))
+	}
+	br := bufio.NewReaderSize(conn, 64<<10)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return fail(unavailable(ctx, err))
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		defer resp.Body.Close()
+		if resp.StatusCode < 300 {
+			return fail(errs.New(errs.CodeUnavailable, "sandbox agent did not upgrade the connection (status %d)", resp.StatusCode))
+		}
+		return fail(newAnswer(ctx, resp).failure())
+	}
+	if !stop() {
+		conn.Close()
+		return nil, nil, ctx.Err()
+	}
+	return conn, br, nil
 }

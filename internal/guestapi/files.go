@@ -1,27 +1,19 @@
 package guestapi
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errs"
 )
 
-// File service of the guest. Bulk data (read, write, archives) travels as
-// raw HTTP bodies, never as JSON or frames; small requests and answers are
-// JSON; watch events are one JSON object per line.
+// File service of the guest: its types and limits (the client is in
+// files_client.go).
 
 // Path limits, as Linux has them (PATH_MAX, NAME_MAX).
 const (
@@ -82,6 +74,9 @@ type FileInfo struct {
 	Target string    `json:"target,omitempty"` // symlink target, verbatim
 	UID    int       `json:"uid"`
 	GID    int       `json:"gid"`
+	// Metadata is the file's metadata in the namespace the request named
+	// (see MetadataRequest), when it asked for one.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Perm returns Mode as a number (0 if malformed).
@@ -201,27 +196,152 @@ func (e *RangeError) Unwrap() error { return e.Err }
 // WriteRequest writes a whole file from a raw body: the bytes go to a
 // temporary file in the same directory, renamed over Path only when all of
 // them arrived. Mode "" keeps an existing file's mode (0644 for a new one).
+//
+// The new file keeps the old one's extended attributes (user.* only),
+// except that a non-empty Metadata (or ReplaceMetadata) makes those of
+// MetadataNamespace (DefaultMetadataNamespace if empty) exactly Metadata.
 type WriteRequest struct {
 	Path     string `json:"path"`
 	User     string `json:"user,omitempty"`
 	Mode     string `json:"mode,omitempty"`
 	Parents  bool   `json:"parents,omitempty"`
 	MaxBytes int64  `json:"max_bytes,omitempty"` // 0: no cap beyond the disk
+
+	Metadata          map[string]string `json:"metadata,omitempty"`
+	MetadataNamespace string            `json:"metadata_namespace,omitempty"`
+	// ReplaceMetadata with an empty Metadata removes the namespace's
+	// metadata (an empty map alone does not survive encoding).
+	ReplaceMetadata bool `json:"replace_metadata,omitempty"`
 }
 
 // StatRequest describes one path (Follow: the symlink's target instead).
+// Metadata names a metadata namespace to report ("": none).
 type StatRequest struct {
-	Path   string `json:"path"`
-	User   string `json:"user,omitempty"`
-	Follow bool   `json:"follow,omitempty"`
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Follow   bool   `json:"follow,omitempty"`
+	Metadata string `json:"metadata,omitempty"`
 }
 
 // ListRequest lists a directory, Depth levels deep (1: its entries).
+// Metadata names a metadata namespace to report for each entry ("":
+// none; it costs a system call or more per entry).
 type ListRequest struct {
-	Path  string `json:"path"`
-	User  string `json:"user,omitempty"`
-	Depth int    `json:"depth,omitempty"`
-	Limit int    `json:"limit,omitempty"`
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Depth    int    `json:"depth,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	Metadata string `json:"metadata,omitempty"`
+}
+
+// File metadata is kept on the file itself, as extended attributes named
+// user.<namespace>.<key> (E2B's are user.e2b.*): it survives restarts and
+// moves with the file, and a workload sees and sets it with getfattr and
+// setfattr. The bounds are the guest's, per namespace and file.
+const (
+	DefaultMetadataNamespace = "paddock"
+	MaxMetadataKeys          = 64
+	MaxMetadataKeyBytes      = 200
+	MaxMetadataValueBytes    = 4096
+	MaxMetadataBytes         = 16 << 10 // keys (with their attribute prefix) and values
+)
+
+// MetadataRequest replaces the metadata of the file (or directory) at
+// Path, following symlinks, in Namespace (DefaultMetadataNamespace if
+// empty): afterwards it holds exactly Metadata (nil or empty: none).
+type MetadataRequest struct {
+	Path      string            `json:"path"`
+	User      string            `json:"user,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+// ValidMetadataNamespace checks a namespace: 1..32 of a-z, 0-9, '_', '-'.
+func ValidMetadataNamespace(ns string) error {
+	if ns == "" || len(ns) > 32 {
+		return errs.Invalid("a metadata namespace is 1..32 characters")
+	}
+	for i := 0; i < len(ns); i++ {
+		c := ns[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return errs.Invalid("metadata namespace %q: only a-z, 0-9, '_' and '-'", clipStr(ns))
+		}
+	}
+	return nil
+}
+
+// ValidMetadata checks a namespace's metadata against the bounds: keys of
+// printable ASCII without spaces, values of UTF-8 without NUL.
+func ValidMetadata(ns string, kv map[string]string) error {
+	if err := ValidMetadataNamespace(ns); err != nil {
+		return err
+	}
+	if len(kv) > MaxMetadataKeys {
+		return errs.New(errs.CodeTooLarge, "at most %d metadata keys per file", MaxMetadataKeys)
+	}
+	total := 0
+	for k, v := range kv {
+		if k == "" || len(k) > MaxMetadataKeyBytes {
+			return errs.Invalid("metadata keys are 1..%d bytes", MaxMetadataKeyBytes)
+		}
+		for i := 0; i < len(k); i++ {
+			if k[i] <= 0x20 || k[i] >= 0x7f {
+				return errs.Invalid("metadata key %q: printable ASCII without spaces only", clipStr(k))
+			}
+		}
+		if len(v) > MaxMetadataValueBytes || !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			return errs.Invalid("metadata value of %q: UTF-8 without NUL, at most %d bytes", clipStr(k), MaxMetadataValueBytes)
+		}
+		total += len("user.") + len(ns) + 1 + len(k) + len(v)
+	}
+	if total > MaxMetadataBytes {
+		return errs.New(errs.CodeTooLarge, "a file's metadata is at most %d bytes (keys with their prefix, and values)", MaxMetadataBytes)
+	}
+	return nil
+}
+
+// Line-range reads: lines Start..End (counted from 1, inclusive) of a text
+// file, read by the guest so that no more than the range (and MaxBytes of
+// it) crosses to the host.
+const (
+	DefaultLines     = 2000
+	DefaultLineBytes = 256 << 10 // DefaultLines' budget
+	MaxLinesBytes    = 4 << 20
+	// LineCutBytes is where a longer line is cut, and LineCutMarker what
+	// replaces the rest (minified code, data).
+	LineCutBytes  = 16 << 10
+	LineCutMarker = " [... line cut ...]\n"
+	// LineCountBytes bounds how far past the range a read goes to count
+	// the file's lines.
+	LineCountBytes = 64 << 20
+)
+
+// LinesRequest reads lines Start..End (0: Start + DefaultLines - 1) of a
+// text file, at most MaxBytes of them (0: DefaultLineBytes).
+type LinesRequest struct {
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Start    int    `json:"start,omitempty"` // 0: 1
+	End      int    `json:"end,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
+}
+
+// LinesResult is a line range. Content is the lines, exactly as in the
+// file except for invalid UTF-8 (replaced) and cut lines (marked); End is
+// the last line in it (Start-1 if none); Total the file's lines (0 when
+// too far to count); More says lines follow End; Truncated that MaxBytes
+// or a cut shortened it. A binary file (a NUL in the range) has Binary set
+// and no content.
+type LinesResult struct {
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+	Start     int    `json:"start"`
+	End       int    `json:"end"`
+	Total     int    `json:"total,omitempty"`
+	More      bool   `json:"more,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Binary    bool   `json:"binary,omitempty"`
+	Size      int64  `json:"size"`
 }
 
 // ListResult is a listing, sorted by path.
@@ -372,448 +492,4 @@ type EditRequest struct {
 type EditResult struct {
 	Replacements int      `json:"replacements"`
 	File         FileInfo `json:"file"`
-}
-
-// Query encodings of the streaming requests (their bodies are data).
-
-// Values encodes r as a query.
-func (r ReadRequest) Values() url.Values {
-	v := url.Values{"path": {r.Path}}
-	setStr(v, "user", r.User)
-	setInt(v, "offset", r.Offset)
-	if r.Length > 0 {
-		setInt(v, "length", r.Length)
-	}
-	setInt(v, "suffix", r.Suffix)
-	return v
-}
-
-// Values encodes r as a query.
-func (r WriteRequest) Values() url.Values {
-	v := url.Values{"path": {r.Path}}
-	setStr(v, "user", r.User)
-	setStr(v, "mode", r.Mode)
-	setBool(v, "parents", r.Parents)
-	setInt(v, "max_bytes", r.MaxBytes)
-	return v
-}
-
-// Values encodes r as a query.
-func (r ArchiveRequest) Values() url.Values {
-	v := url.Values{"path": {r.Path}}
-	setStr(v, "user", r.User)
-	setBool(v, "gzip", r.Gzip)
-	return v
-}
-
-// Values encodes r as a query.
-func (r ExtractRequest) Values() url.Values {
-	v := url.Values{"path": {r.Path}}
-	setStr(v, "user", r.User)
-	setInt(v, "max_bytes", r.MaxBytes)
-	setInt(v, "max_entries", r.MaxEntries)
-	if r.MaxRatio != 0 {
-		v.Set("max_ratio", strconv.FormatFloat(r.MaxRatio, 'g', -1, 64))
-	}
-	return v
-}
-
-// Values encodes r as a query.
-func (r WatchRequest) Values() url.Values {
-	v := url.Values{"path": {r.Path}}
-	setStr(v, "user", r.User)
-	setBool(v, "recursive", r.Recursive)
-	return v
-}
-
-func setStr(v url.Values, k, s string) {
-	if s != "" {
-		v.Set(k, s)
-	}
-}
-
-func setInt(v url.Values, k string, n int64) {
-	if n != 0 {
-		v.Set(k, strconv.FormatInt(n, 10))
-	}
-}
-
-func setBool(v url.Values, k string, b bool) {
-	if b {
-		v.Set(k, "true")
-	}
-}
-
-// Query reads typed values out of a query, remembering the first error.
-type Query struct {
-	V   url.Values
-	Err error
-}
-
-// Str returns the value of k.
-func (q *Query) Str(k string) string { return q.V.Get(k) }
-
-// Int returns the integer value of k (0 if absent).
-func (q *Query) Int(k string) int64 {
-	s := q.V.Get(k)
-	if s == "" {
-		return 0
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil && q.Err == nil {
-		q.Err = errs.Invalid("%s=%q is not an integer", k, clipStr(s))
-	}
-	return n
-}
-
-// Float returns the number value of k (0 if absent).
-func (q *Query) Float(k string) float64 {
-	s := q.V.Get(k)
-	if s == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && q.Err == nil {
-		q.Err = errs.Invalid("%s=%q is not a number", k, clipStr(s))
-	}
-	return f
-}
-
-// Bool returns the boolean value of k (false if absent; "" after "k" alone
-// counts as true).
-func (q *Query) Bool(k string) bool {
-	vs, ok := q.V[k]
-	if !ok {
-		return false
-	}
-	s := ""
-	if len(vs) > 0 {
-		s = vs[0]
-	}
-	switch strings.ToLower(s) {
-	case "", "1", "true", "yes", "on":
-		return true
-	case "0", "false", "no", "off":
-		return false
-	}
-	if q.Err == nil {
-		q.Err = errs.Invalid("%s=%q is not a boolean", k, clipStr(s))
-	}
-	return false
-}
-
-// ParseReadRequest decodes a ReadRequest from a query.
-func ParseReadRequest(v url.Values) (ReadRequest, error) {
-	q := Query{V: v}
-	r := ReadRequest{Path: q.Str("path"), User: q.Str("user"), Offset: q.Int("offset"), Length: q.Int("length"),
-		Suffix: q.Int("suffix")}
-	return r, q.Err
-}
-
-// ParseWriteRequest decodes a WriteRequest from a query.
-func ParseWriteRequest(v url.Values) (WriteRequest, error) {
-	q := Query{V: v}
-	r := WriteRequest{Path: q.Str("path"), User: q.Str("user"), Mode: q.Str("mode"), Parents: q.Bool("parents"),
-		MaxBytes: q.Int("max_bytes")}
-	return r, q.Err
-}
-
-// ParseArchiveRequest decodes an ArchiveRequest from a query.
-func ParseArchiveRequest(v url.Values) (ArchiveRequest, error) {
-	q := Query{V: v}
-	r := ArchiveRequest{Path: q.Str("path"), User: q.Str("user"), Gzip: q.Bool("gzip")}
-	return r, q.Err
-}
-
-// ParseExtractRequest decodes an ExtractRequest from a query.
-func ParseExtractRequest(v url.Values) (ExtractRequest, error) {
-	q := Query{V: v}
-	r := ExtractRequest{Path: q.Str("path"), User: q.Str("user"), MaxBytes: q.Int("max_bytes"),
-		MaxEntries: q.Int("max_entries"), MaxRatio: q.Float("max_ratio")}
-	return r, q.Err
-}
-
-// ParseWatchRequest decodes a WatchRequest from a query.
-func ParseWatchRequest(v url.Values) (WatchRequest, error) {
-	q := Query{V: v}
-	r := WatchRequest{Path: q.Str("path"), User: q.Str("user"), Recursive: q.Bool("recursive")}
-	return r, q.Err
-}
-
-// Response headers of a guest read.
-const (
-	HeaderSize   = "X-Paddock-Size"
-	HeaderOffset = "X-Paddock-Offset"
-	HeaderMode   = "X-Paddock-Mode"
-	HeaderMTime  = "X-Paddock-Mtime"
-	// A listing's entry count and truncation, so it can be passed on
-	// without decoding.
-	HeaderEntries   = "X-Paddock-Entries"
-	HeaderTruncated = "X-Paddock-Truncated"
-)
-
-// CopyBufferSize is the chunk size of bulk copies: large enough that a
-// gigabyte costs a thousand system calls per hop, not thirty thousand.
-const CopyBufferSize = 1 << 20
-
-// bigReader hides a body's other methods behind a WriterTo with a large
-// buffer, so the transport's copy to the socket moves megabytes per call.
-type bigReader struct{ r io.Reader }
-
-func (b bigReader) Read(p []byte) (int, error) { return b.r.Read(p) }
-
-func (b bigReader) WriteTo(w io.Writer) (int64, error) {
-	buf := make([]byte, CopyBufferSize)
-	var n int64
-	for {
-		k, err := b.r.Read(buf)
-		if k > 0 {
-			m, werr := w.Write(buf[:k])
-			n += int64(m)
-			if werr != nil {
-				return n, werr
-			}
-		}
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-}
-
-// ReadFile opens a file (or a range of it) for reading.
-func (c *Client) ReadFile(ctx context.Context, r ReadRequest) (*FileReader, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL("/v1/files/read?"+r.Values().Encode()), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, unavailable(ctx, err)
-	}
-	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
-		defer resp.Body.Close()
-		size, _ := strconv.ParseInt(resp.Header.Get(HeaderSize), 10, 64)
-		return nil, &RangeError{Size: size, Err: DecodeError(resp)}
-	}
-	if resp.StatusCode >= 300 {
-		defer resp.Body.Close()
-		return nil, DecodeError(resp)
-	}
-	fr := &FileReader{Body: resp.Body, Length: resp.ContentLength, Mode: resp.Header.Get(HeaderMode)}
-	fr.Size, _ = strconv.ParseInt(resp.Header.Get(HeaderSize), 10, 64)
-	fr.Offset, _ = strconv.ParseInt(resp.Header.Get(HeaderOffset), 10, 64)
-	fr.MTime, _ = time.Parse(time.RFC3339Nano, resp.Header.Get(HeaderMTime))
-	return fr, nil
-}
-
-// WriteFile streams body into a file. size is the body's length if known
-// (-1 otherwise).
-func (c *Client) WriteFile(ctx context.Context, r WriteRequest, body io.Reader, size int64) (FileInfo, error) {
-	var fi FileInfo
-	err := c.upload(ctx, http.MethodPut, "/v1/files/write?"+r.Values().Encode(), body, size, &fi)
-	return fi, err
-}
-
-// Extract streams a tar (or tar.gz) body into a directory.
-func (c *Client) Extract(ctx context.Context, r ExtractRequest, body io.Reader, size int64) (ExtractResult, error) {
-	var res ExtractResult
-	err := c.upload(ctx, http.MethodPut, "/v1/files/archive?"+r.Values().Encode(), body, size, &res)
-	return res, err
-}
-
-func (c *Client) upload(ctx context.Context, method, p string, body io.Reader, size int64, out any) error {
-	if body == nil {
-		body = http.NoBody
-	}
-	req, err := http.NewRequestWithContext(ctx, method, URL(p), bigReader{body})
-	if err != nil {
-		return err
-	}
-	req.ContentLength = size
-	if size == 0 {
-		req.Body = http.NoBody
-	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed answer")
-	}
-	return nil
-}
-
-// Archive opens a tar (gzip if asked) stream of a directory. An error
-// inside the stream (a file that cannot be read half-way) ends it early,
-// which the reader sees as an unexpected EOF.
-func (c *Client) Archive(ctx context.Context, r ArchiveRequest) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL("/v1/files/archive?"+r.Values().Encode()), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	return resp.Body, nil
-}
-
-// Stat describes one path.
-func (c *Client) Stat(ctx context.Context, r StatRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/stat", r, &fi)
-	return fi, err
-}
-
-// List lists a directory.
-func (c *Client) List(ctx context.Context, r ListRequest) (ListResult, error) {
-	raw, err := c.ListRaw(ctx, r)
-	if err != nil {
-		return ListResult{}, err
-	}
-	res, err := DecodeList(raw.JSON)
-	if err != nil {
-		return res, errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed listing")
-	}
-	return res, nil
-}
-
-// RawList is a listing as the guest encoded it (a ListResult in JSON),
-// with its entry count and truncation.
-type RawList struct {
-	JSON      []byte
-	Entries   int
-	Truncated bool
-}
-
-// maxListJSON bounds a listing's JSON (MaxListLimit entries with long
-// paths).
-const maxListJSON = 1 << 30
-
-// ListRaw lists a directory, leaving the JSON encoded.
-func (c *Client) ListRaw(ctx context.Context, r ListRequest) (RawList, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return RawList{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, URL("/v1/files/list"), bytes.NewReader(b))
-	if err != nil {
-		return RawList{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return RawList{}, err
-	}
-	defer resp.Body.Close()
-	out := RawList{Truncated: resp.Header.Get(HeaderTruncated) == "true"}
-	out.Entries, _ = strconv.Atoi(resp.Header.Get(HeaderEntries))
-	buf := bytes.NewBuffer(make([]byte, 0, max(resp.ContentLength, 0)))
-	if _, err := io.Copy(buf, io.LimitReader(resp.Body, maxListJSON)); err != nil {
-		return RawList{}, unavailable(ctx, err)
-	}
-	out.JSON = buf.Bytes()
-	return out, nil
-}
-
-// Mkdir makes a directory.
-func (c *Client) Mkdir(ctx context.Context, r MkdirRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/mkdir", r, &fi)
-	return fi, err
-}
-
-// Move renames a path.
-func (c *Client) Move(ctx context.Context, r MoveRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/move", r, &fi)
-	return fi, err
-}
-
-// Remove removes a path.
-func (c *Client) Remove(ctx context.Context, r RemoveRequest) (RemoveResult, error) {
-	var res RemoveResult
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/remove", r, &res)
-	return res, err
-}
-
-// Find globs for paths.
-func (c *Client) Find(ctx context.Context, r FindRequest) (FindResult, error) {
-	var res FindResult
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/find", r, &res)
-	return res, err
-}
-
-// Search greps files.
-func (c *Client) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
-	var res SearchResult
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/search", r, &res)
-	return res, err
-}
-
-// Edit changes a file in place.
-func (c *Client) Edit(ctx context.Context, r EditRequest) (EditResult, error) {
-	var res EditResult
-	err := c.JSON(ctx, http.MethodPost, "/v1/files/edit", r, &res)
-	return res, err
-}
-
-// WatchStream is an open watch. Next blocks for the next event; Close ends
-// the watch.
-type WatchStream struct {
-	body io.ReadCloser
-	sc   *bufio.Scanner
-}
-
-// maxEventLine bounds one event line (two paths and a little JSON).
-const maxEventLine = 4*MaxPathLen + 1024
-
-// Watch starts watching; the first event is EventReady.
-func (c *Client) Watch(ctx context.Context, r WatchRequest) (*WatchStream, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL("/v1/files/watch?"+r.Values().Encode()), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	return NewWatchStream(resp.Body), nil
-}
-
-// NewWatchStream reads events, one JSON object per line, from body.
-func NewWatchStream(body io.ReadCloser) *WatchStream {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 4096), maxEventLine)
-	return &WatchStream{body: body, sc: sc}
-}
-
-// Next returns the next event; io.EOF when the stream ended cleanly.
-func (w *WatchStream) Next() (FileEvent, error) {
-	if !w.sc.Scan() {
-		if err := w.sc.Err(); err != nil {
-			return FileEvent{}, fmt.Errorf("watch stream: %w", err)
-		}
-		return FileEvent{}, io.EOF
-	}
-	var ev FileEvent
-	if err := json.Unmarshal(w.sc.Bytes(), &ev); err != nil {
-		return FileEvent{}, errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed watch event")
-	}
-	return ev, nil
-}
-
-// Close ends the watch.
-func (w *WatchStream) Close() error { return w.body.Close() }
-
-// IsRange reports whether err is a RangeError, returning it.
-func IsRange(err error) (*RangeError, bool) {
-	var re *RangeError
-	ok := errors.As(err, &re)
-	return re, ok
 }

@@ -3,6 +3,7 @@ package guestapi
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -52,6 +53,24 @@ func (f *FileInfo) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(f.UID), 10)
 	b = append(b, `,"gid":`...)
 	b = strconv.AppendInt(b, int64(f.GID), 10)
+	if len(f.Metadata) > 0 {
+		// Keys sorted, as encoding/json writes a map.
+		keys := make([]string, 0, len(f.Metadata))
+		for k := range f.Metadata {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, `,"metadata":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, f.Metadata[k])
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -335,6 +354,23 @@ func (p *listParser) entry(f *FileInfo) bool {
 				err := f.MTime.UnmarshalText([]byte(s))
 				ok = err == nil
 			}
+		case "metadata":
+			ok = p.stringMap(&f.Metadata)
+		}
+		return ok
+	})
+}
+
+// stringMap reads an object of strings into *m (merging, as encoding/json
+// does with a repeated key).
+func (p *listParser) stringMap(m *map[string]string) bool {
+	if *m == nil {
+		*m = map[string]string{} // even for {}, as encoding/json
+	}
+	return p.object(func(k string) bool {
+		v, ok := p.str()
+		if ok {
+			(*m)[k] = v
 		}
 		return ok
 	})

@@ -109,21 +109,12 @@ func FuzzParseMode(f *testing.F) {
 	})
 }
 
-func TestQueryRoundTrip(t *testing.T) {
-	r := ReadRequest{Path: "/a b&c", User: "user", Offset: 5, Length: 7}
-	got, err := ParseReadRequest(r.Values())
-	if err != nil || got != r {
-		t.Fatalf("read round trip: %+v %v", got, err)
+func TestQuery(t *testing.T) {
+	q := Query{V: map[string][]string{"n": {"12"}, "f": {"2.5"}, "b": {""}}}
+	if q.Int("n") != 12 || q.Float("f") != 2.5 || !q.Bool("b") || q.Bool("absent") || q.Err != nil {
+		t.Fatalf("good values misread: %v", q.Err)
 	}
-	w := WriteRequest{Path: "x", Mode: "0600", Parents: true, MaxBytes: 9}
-	if got, err := ParseWriteRequest(w.Values()); err != nil || got != w {
-		t.Fatalf("write round trip: %+v %v", got, err)
-	}
-	x := ExtractRequest{Path: "d", MaxBytes: 1, MaxEntries: 2, MaxRatio: 2.5}
-	if got, err := ParseExtractRequest(x.Values()); err != nil || got != x {
-		t.Fatalf("extract round trip: %+v %v", got, err)
-	}
-	q := Query{V: map[string][]string{"n": {"x"}, "b": {"maybe"}}}
+	q = Query{V: map[string][]string{"n": {"x"}, "b": {"maybe"}}}
 	q.Int("n")
 	if q.Err == nil {
 		t.Fatal("a bad integer was accepted")
@@ -142,6 +133,9 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("a\"b\\c\n\t\x01<>&", "\xff\xfe", "\u2028\u2029é", int64(-1), int64(0))
 	f.Fuzz(func(t *testing.T, name, p, target string, size, ns int64) {
 		fi := FileInfo{Name: name, Path: p, Type: TypeFile, Size: size, Mode: "0644", MTime: time.Unix(0, ns).UTC(), Target: target, UID: 1000, GID: 7}
+		if size%3 == 0 {
+			fi.Metadata = map[string]string{name: target, "k": p}
+		}
 		lr := ListResult{Path: p, Entries: []FileInfo{fi, fi}, Truncated: size%2 == 0}
 		var want ListResult
 		got, err := DecodeList(lr.AppendJSON(nil))
@@ -171,7 +165,9 @@ func FuzzListDecode(f *testing.F) {
 	f.Add(std)
 	for _, s := range []string{`{}`, `{"entries":null}`, `{"entries":[]}`, `{"Path":"x"}`, `{"path":"\u00e9"}`, `{"entries":[{"size":1e3}]}`,
 		`{"entries":[{"uid":-0,"mtime":"2020-01-01T00:00:00+01:00"}]}`, `{"truncated":true,"truncated":false}`, `{"path":"a"} x`,
-		`{"entries":[{"mtime":"bad"}]}`, `{"entries":[{"name":"\xff"}]}`, `{"entries":[{"size":01}]}`, `{"path":"\/"}`} {
+		`{"entries":[{"mtime":"bad"}]}`, `{"entries":[{"name":"\xff"}]}`, `{"entries":[{"size":01}]}`, `{"path":"\/"}`,
+		`{"entries":[{"metadata":{"a":"b","a":"c"}}]}`, `{"entries":[{"metadata":null}]}`, `{"entries":[{"metadata":{"a":1}}]}`,
+		`{"entries":[{"metadata":{}}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -2,11 +2,10 @@ package guestapi
 
 import (
 	"context"
-	"net/http"
 	"strings"
 )
 
-// NetworkConfig is the body of PUT /v1/network: what the guest installs
+// NetworkConfig is the head of RouteNetwork: what the guest installs
 // when the sandbox's network changes while it runs (the host has already
 // changed the interface and the policy; this is the sandbox's view).
 type NetworkConfig struct {
@@ -58,5 +57,5 @@ func ReplaceHostsBlock(hosts, lines string) string {
 
 // SetNetwork installs cfg in the sandbox.
 func (c *Client) SetNetwork(ctx context.Context, cfg NetworkConfig) error {
-	return c.JSON(ctx, http.MethodPut, "/v1/network", cfg, nil)
+	return c.unary(ctx, RouteNetwork, cfg, nil)
 }

@@ -2,31 +2,27 @@ package guestapi
 
 // Background processes and interactive terminals.
 //
-// The guest keeps a registry of processes started with POST /v1/processes.
+// The guest keeps a registry of processes started with RouteProcStart.
 // Each keeps its output in a bounded ring buffer per stream (stdout and
 // stderr, or one "pty" stream for a terminal), addressed by byte offsets
 // that count from the process's first byte, so a reader that fell behind or
-// re-attaches knows exactly what it lost. Output is read with
-// GET /v1/processes/{ref}/output as frames: a FramePosition per stream
-// first (and again after every gap), then data frames, then one FrameExit
-// carrying the ProcessInfo at the end of the stream.
+// re-attaches knows exactly what it lost. RouteProcOutput streams it as
+// frames: a FramePosition per stream first (and again after every gap),
+// then data frames, then one FrameEnd carrying the ProcessInfo.
 //
-// An interactive session uses GET /v1/processes/{ref}/attach with
-// "Connection: Upgrade" and "Upgrade: paddock-attach/1": after the 101
-// answer the connection carries frames both ways — the same output frames
-// from the guest, FrameStdin and FrameControl (JSON Control) from the host.
-// Closing the connection detaches; it does not stop the process.
+// An interactive session is RouteProcAttach with "Connection: Upgrade" and
+// "Upgrade: paddock-attach/1": after the 101 answer the connection carries
+// frames both ways — the same output frames from the guest, FrameStdin and
+// FrameControl (JSON Control) from the host. Closing the connection
+// detaches; it does not stop the process.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,15 +30,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errs"
-)
-
-// Frame types of process streams (besides FrameStdout, FrameStderr,
-// FrameExit and FrameError).
-const (
-	FramePTY      byte = 't' // terminal output
-	FramePosition byte = 'p' // JSON Position
-	FrameStdin    byte = 'i' // host → guest: input bytes
-	FrameControl  byte = 'c' // host → guest: JSON Control
 )
 
 // AttachProtocol is the Upgrade token of an attach connection.
@@ -75,6 +62,8 @@ const (
 	MaxProcessReaders   = 256 // output streams and attachments open at once
 	MaxTagBytes         = 128
 	MaxTermSize         = 4096 // rows and columns
+	// MaxProcessTimeout bounds a process's deadline.
+	MaxProcessTimeout = 30 * 24 * time.Hour
 )
 
 // PTYSize is a terminal's size in character cells.
@@ -107,6 +96,10 @@ type ProcessStartRequest struct {
 	Stdin bool `json:"stdin,omitempty"`
 	// BufferBytes is the ring buffer per stream (0: DefaultProcessBuffer).
 	BufferBytes int64 `json:"buffer_bytes,omitempty"`
+	// TimeoutMs is the process's deadline, from its start (0: none): the
+	// guest kills its whole tree when it passes, whoever is connected (the
+	// deadline outlives the server that set it). See SetProcessDeadline.
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
 }
 
 // StreamInfo describes one output stream's buffer.
@@ -134,6 +127,10 @@ type ProcessInfo struct {
 	StartedAt time.Time             `json:"started_at"`
 	EndedAt   *time.Time            `json:"ended_at,omitempty"`
 	Streams   map[string]StreamInfo `json:"streams"`
+	// Deadline is when the guest kills the process (set while it runs);
+	// TimedOut says it did.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	TimedOut bool       `json:"timed_out,omitempty"`
 }
 
 // Position is where a stream continues: Offset is the offset of the next
@@ -513,56 +510,49 @@ type OutputOptions struct {
 	Follow bool // keep streaming until the process exits
 }
 
-func procPath(ref string, tail string) string {
-	return "/v1/processes/" + url.PathEscape(ref) + tail
-}
-
 // StartProcess starts a background process.
 func (c *Client) StartProcess(ctx context.Context, req ProcessStartRequest) (ProcessInfo, error) {
 	var info ProcessInfo
-	err := c.JSON(ctx, http.MethodPost, "/v1/processes", req, &info)
+	err := c.unary(ctx, RouteProcStart, req, &info)
 	return info, err
 }
 
 // ListProcesses lists running and kept exited processes, oldest first.
 func (c *Client) ListProcesses(ctx context.Context) ([]ProcessInfo, error) {
-	var out struct {
-		Processes []ProcessInfo `json:"processes"`
-	}
-	err := c.JSON(ctx, http.MethodGet, "/v1/processes", nil, &out)
+	var out ProcList
+	err := c.unaryMax(ctx, RouteProcList, nil, &out, maxLargeAnswerHead)
 	return out.Processes, err
 }
 
 // Process describes one process.
 func (c *Client) Process(ctx context.Context, ref string) (ProcessInfo, error) {
 	var info ProcessInfo
-	err := c.JSON(ctx, http.MethodGet, procPath(ref, ""), nil, &info)
+	err := c.unary(ctx, RouteProcGet, ProcRequest{Ref: ref}, &info)
 	return info, err
 }
 
 // SignalProcess sends a signal to a process (or its whole tree).
 func (c *Client) SignalProcess(ctx context.Context, ref string, req SignalRequest) (SignalResult, error) {
 	var res SignalResult
-	err := c.JSON(ctx, http.MethodPost, procPath(ref, "/signal"), req, &res)
+	err := c.unary(ctx, RouteProcSignal, ProcSignalRequest{Ref: ref, SignalRequest: req}, &res)
 	return res, err
 }
 
 // CloseStdin closes a process's input (a terminal gets its EOF character).
 func (c *Client) CloseStdin(ctx context.Context, ref string) error {
-	return c.JSON(ctx, http.MethodPost, procPath(ref, "/close-stdin"), nil, nil)
+	return c.unary(ctx, RouteProcCloseStdin, ProcRequest{Ref: ref}, nil)
 }
 
 // ResizeProcess changes a terminal's size.
 func (c *Client) ResizeProcess(ctx context.Context, ref string, size PTYSize) error {
-	return c.JSON(ctx, http.MethodPost, procPath(ref, "/resize"), size, nil)
+	return c.unary(ctx, RouteProcResize, ProcResizeRequest{Ref: ref, PTYSize: size}, nil)
 }
 
 // WaitProcess blocks until the process exits or timeout passes, and
 // returns its state either way.
 func (c *Client) WaitProcess(ctx context.Context, ref string, timeout time.Duration) (ProcessInfo, error) {
 	var info ProcessInfo
-	q := "?timeout_ms=" + strconv.FormatInt(timeout.Milliseconds(), 10)
-	err := c.JSON(ctx, http.MethodPost, procPath(ref, "/wait")+q, nil, &info)
+	err := c.unary(ctx, RouteProcWait, ProcWaitRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, &info)
 	return info, err
 }
 
@@ -570,55 +560,54 @@ func (c *Client) WaitProcess(ctx context.Context, ref string, timeout time.Durat
 // final state.
 func (c *Client) KillProcess(ctx context.Context, ref string) (ProcessInfo, error) {
 	var info ProcessInfo
-	err := c.JSON(ctx, http.MethodDelete, procPath(ref, ""), nil, &info)
+	err := c.unary(ctx, RouteProcKill, ProcRequest{Ref: ref}, &info)
+	return info, err
+}
+
+// SetProcessDeadline (re)sets a running process's deadline to timeout from
+// now (0: none); the guest kills the process's tree when it passes.
+func (c *Client) SetProcessDeadline(ctx context.Context, ref string, timeout time.Duration) (ProcessInfo, error) {
+	var info ProcessInfo
+	err := c.unary(ctx, RouteProcDeadline, ProcDeadlineRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, &info)
 	return info, err
 }
 
 // WriteStdin streams r to the process's input.
 func (c *Client) WriteStdin(ctx context.Context, ref string, r io.Reader) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, URL(procPath(ref, "/stdin")), r)
+	if r == nil {
+		r = bytes.NewReader(nil)
+	}
+	a, err := c.call(ctx, RouteProcStdin, ProcRequest{Ref: ref}, r, -1, false)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
+	defer a.close()
 	var res StdinResult
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&res); err != nil {
-		return 0, errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed answer")
-	}
-	return res.Bytes, nil
+	err = a.head(&res)
+	return res.Bytes, err
 }
 
 // ProcessOutput reads a process's output, calling fn for each event, and
 // returns the process's state at the end of the stream.
 func (c *Client) ProcessOutput(ctx context.Context, ref string, opt OutputOptions, fn func(OutputEvent) error) (ProcessInfo, error) {
-	q := url.Values{"from": {opt.From.String()}}
-	if opt.Follow {
-		q.Set("follow", "1")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL(procPath(ref, "/output")+"?"+q.Encode()), nil)
+	a, err := c.call(ctx, RouteProcOutput, ProcOutputRequest{Ref: ref, From: opt.From.String(), Follow: opt.Follow}, nil, 0, false)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	resp, err := c.Do(req)
-	if err != nil {
+	defer a.close()
+	if err := a.head(nil); err != nil {
 		return ProcessInfo{}, err
 	}
-	defer resp.Body.Close()
-	return receive(ctx, NewFrameReader(bufio.NewReaderSize(resp.Body, 64<<10)), fn)
+	return receive(ctx, &a.fr, fn)
 }
 
-// receive reads a process stream up to its exit frame.
+// receive reads a process stream up to its end frame.
 func receive(ctx context.Context, fr *FrameReader, fn func(OutputEvent) error) (ProcessInfo, error) {
 	offs := map[string]int64{}
 	for {
 		typ, p, err := fr.Next()
 		if err != nil {
-			return ProcessInfo{}, unavailable(ctx, fmt.Errorf("process stream: %w", err))
+			return ProcessInfo{}, streamErr(ctx, "process stream", err)
 		}
 		switch typ {
 		case FrameStdout, FrameStderr, FramePTY:
@@ -637,16 +626,14 @@ func receive(ctx context.Context, fr *FrameReader, fn func(OutputEvent) error) (
 			if err := fn(OutputEvent{Stream: pos.Stream, Offset: pos.Offset, Dropped: pos.Dropped}); err != nil {
 				return ProcessInfo{}, err
 			}
-		case FrameExit:
+		case FrameEnd:
 			var info ProcessInfo
 			if err := json.Unmarshal(p, &info); err != nil {
 				return ProcessInfo{}, errs.Wrap(errs.CodeUnavailable, err, "sandbox agent sent a malformed end frame")
 			}
 			return info, nil
 		case FrameError:
-			var e Error
-			_ = json.Unmarshal(p, &e)
-			return ProcessInfo{}, e.asErr()
+			return ProcessInfo{}, AsError(p)
 		default:
 			return ProcessInfo{}, errs.New(errs.CodeUnavailable, "sandbox agent sent an unknown frame")
 		}
@@ -678,11 +665,10 @@ func StreamFrame(stream string) byte {
 // input and control the other. Receive runs in one goroutine; Write and
 // Control may be called from others.
 type Attachment struct {
-	rwc  io.ReadWriteCloser
+	conn io.ReadWriteCloser
 	ctx  context.Context
 	fr   *FrameReader
-	wmu  sync.Mutex
-	bw   *bufio.Writer
+	fw   *FrameWriter
 	stop func() bool
 	once sync.Once
 }
@@ -690,23 +676,11 @@ type Attachment struct {
 // AttachProcess opens an interactive connection to a process; output starts
 // at from.
 func (c *Client) AttachProcess(ctx context.Context, ref string, from From) (*Attachment, error) {
-	q := url.Values{"from": {from.String()}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL(procPath(ref, "/attach")+"?"+q.Encode()), nil)
+	conn, br, err := c.dialUpgrade(ctx, RouteProcAttach, AttachProtocol, ProcOutputRequest{Ref: ref, From: from.String()})
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", AttachProtocol)
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	rwc, ok := resp.Body.(io.ReadWriteCloser)
-	if resp.StatusCode != http.StatusSwitchingProtocols || !ok {
-		resp.Body.Close()
-		return nil, errs.New(errs.CodeUnavailable, "sandbox agent did not upgrade the attach connection (status %d)", resp.StatusCode)
-	}
-	a := &Attachment{rwc: rwc, ctx: ctx, fr: NewFrameReader(bufio.NewReaderSize(rwc, 64<<10)), bw: bufio.NewWriterSize(rwc, 32<<10)}
+	a := &Attachment{conn: conn, ctx: ctx, fr: NewFrameReader(br), fw: NewFrameWriter(conn, 32<<10, nil)}
 	a.stop = context.AfterFunc(ctx, func() { _ = a.Close() })
 	return a, nil
 }
@@ -722,25 +696,15 @@ func (a *Attachment) Write(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	return a.send(FrameStdin, p)
+	if err := a.fw.Send(FrameStdin, p); err != nil {
+		return unavailable(a.ctx, err)
+	}
+	return nil
 }
 
 // Control sends a control message (resize, eof, signal).
 func (a *Attachment) Control(c Control) error {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	return a.send(FrameControl, b)
-}
-
-func (a *Attachment) send(typ byte, p []byte) error {
-	a.wmu.Lock()
-	defer a.wmu.Unlock()
-	if err := WriteFrame(a.bw, typ, p); err != nil {
-		return unavailable(a.ctx, err)
-	}
-	if err := a.bw.Flush(); err != nil {
+	if err := a.fw.SendJSON(FrameControl, c); err != nil {
 		return unavailable(a.ctx, err)
 	}
 	return nil
@@ -751,9 +715,9 @@ func (a *Attachment) Close() error {
 	var err error
 	a.once.Do(func() {
 		a.stop()
-		err = a.rwc.Close()
+		err = a.conn.Close()
 	})
-	if errors.Is(err, io.ErrClosedPipe) {
+	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
 	return err

@@ -102,10 +102,13 @@ type ExecResult struct {
 	Pid             int     `json:"pid,omitempty"`
 }
 
-// Error is the body of a failed guest request and of an error frame.
+// Error is the payload of an error frame.
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// RangeSize is set for a read range that starts past the end of the
+	// file: the file's size (the error is then a *RangeError).
+	RangeSize *int64 `json:"range_size,omitempty"`
 }
 
 // DefaultWaitDelay is how long an exec waits, after its main process exits,

@@ -5,10 +5,10 @@ package harden
 import (
 	"errors"
 	"fmt"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 
 	"github.com/paddockhq/paddock/internal/errs"
 )
@@ -59,7 +59,7 @@ func LimitCaps(keep []Cap) error {
 		{Effective: uint32(mask), Permitted: uint32(mask)},
 		{Effective: uint32(mask >> 32), Permitted: uint32(mask >> 32)},
 	}
-	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET,
+	_, _, e := psx.Syscall3(unix.SYS_CAPSET,
 		uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
 	if err := allThreadsErr(e); err != nil {
 		if errors.Is(err, unix.EPERM) {

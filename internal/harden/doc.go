@@ -4,9 +4,9 @@
 //
 // The guest agent (PID 1 of a sandbox) calls these on itself once its mounts
 // are in place; every process it then spawns inherits them. All functions
-// apply to every thread of the calling process (the binary is built with
-// CGO_ENABLED=0 so syscall.AllThreadsSyscall works), because Go may run the
-// next fork on any thread.
+// apply to every thread of the calling process (through psx:
+// syscall.AllThreadsSyscall in a CGO_ENABLED=0 binary, libpsx in one built
+// with cgo), because Go may run the next fork on any thread.
 //
 // The seccomp program is written here rather than with
 // github.com/elastic/go-seccomp-bpf: under a default-allow policy that library

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // SetNoNewPrivs sets PR_SET_NO_NEW_PRIVS on every thread.
@@ -26,19 +27,25 @@ func SetNoNewPrivs() error {
 // allThreadsPrctl runs prctl on every thread of the process. The Go runtime
 // may run the next fork on any thread, so a per-thread attribute set on one
 // thread only would leak unrestricted children.
+//
+// Through psx: syscall.AllThreadsSyscall when built with CGO_ENABLED=0 (the
+// guest binary), libpsx otherwise — a plain `go build` or `go install`
+// links cgo wherever a C compiler is found, and AllThreadsSyscall refuses
+// to run in a binary with cgo.
 func allThreadsPrctl(option int, a2, a3, a4, a5 uintptr) error {
-	_, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, uintptr(option), a2, a3, a4, a5, 0)
+	_, _, e := psx.Syscall6(unix.SYS_PRCTL, uintptr(option), a2, a3, a4, a5, 0)
 	return allThreadsErr(e)
 }
 
-// allThreadsErr converts the errno of syscall.AllThreadsSyscall, explaining
-// the one failure that is a build problem rather than a kernel refusal.
+// allThreadsErr converts the errno of an all-threads system call,
+// explaining the one failure that is a build problem rather than a kernel
+// refusal.
 func allThreadsErr(e syscall.Errno) error {
 	if e == 0 {
 		return nil
 	}
 	if errors.Is(e, syscall.ENOTSUP) {
-		return fmt.Errorf("per-thread syscall on all threads needs a binary built with CGO_ENABLED=0: %w", e)
+		return fmt.Errorf("per-thread syscall on all threads is not available in this binary: %w", e)
 	}
 	return e
 }

@@ -3,92 +3,76 @@ package mcp
 import (
 	"context"
 	"io"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Backend is what the tools act on. Two implementations: ManagerBackend
-// (the sandbox manager in this process; the caller is the auth.Principal
-// in the context) and ClientBackend (a Paddock server through the REST
-// client; the caller is the client's key). Errors carry errs codes.
+// Backend is what the tools act on. Two things have these methods, with
+// these signatures: *client.Client (a Paddock server through its REST
+// API; `paddock mcp`), and the sandbox manager in this process
+// (Local; /mcp of `paddock serve` and `paddock mcp --embedded`), which
+// acts as the caller each call's context carries. Errors carry errs codes
+// (the client's through errs.Coded), so the tools word them the same way
+// whichever it is.
 type Backend interface {
-	Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error)
-	List(ctx context.Context) ([]sandbox.Sandbox, error)
-	Get(ctx context.Context, id string) (sandbox.Sandbox, error)
+	Create(ctx context.Context, spec wire.Spec) (wire.Sandbox, error)
+	List(ctx context.Context, labels map[string]string) ([]wire.Sandbox, error)
+	Get(ctx context.Context, id string) (wire.Sandbox, error)
 	Delete(ctx context.Context, id string) error
-	// Renew sets a sandbox's remaining life to d.
-	Renew(ctx context.Context, id string, d time.Duration) (sandbox.Sandbox, error)
+	// SetTimeout sets a sandbox's remaining life to d.
+	SetTimeout(ctx context.Context, id string, d time.Duration) (wire.Sandbox, error)
 
-	// Exec runs a command, streaming its output to stdout and stderr.
-	Exec(ctx context.Context, id string, req sandbox.ExecRequest, stdout, stderr io.Writer) (sandbox.ExecResult, error)
+	// ExecStream runs a command, copying its output to stdout and stderr
+	// as it arrives.
+	ExecStream(ctx context.Context, id string, req wire.ExecRequest, stdout, stderr io.Writer) (wire.ExecResult, error)
 
-	StartProcess(ctx context.Context, id string, req sandbox.ProcessRequest) (sandbox.ProcessInfo, error)
-	Processes(ctx context.Context, id string) ([]sandbox.ProcessInfo, error)
-	Process(ctx context.Context, id, ref string) (sandbox.ProcessInfo, error)
-	WaitProcess(ctx context.Context, id, ref string, timeout time.Duration) (sandbox.ProcessInfo, error)
-	// ProcessOutput sends the output kept from the offsets in from (per
-	// stream; a stream without one starts at its oldest byte kept) to fn,
-	// without following, and returns the process's state.
-	ProcessOutput(ctx context.Context, id, ref string, from map[string]int64, fn func(Chunk) error) (sandbox.ProcessInfo, error)
+	StartProcess(ctx context.Context, id string, req wire.ProcessRequest) (wire.ProcessInfo, error)
+	Processes(ctx context.Context, id string) ([]wire.ProcessInfo, error)
+	Process(ctx context.Context, id, ref string) (wire.ProcessInfo, error)
+	WaitProcess(ctx context.Context, id, ref string, timeout time.Duration) (wire.ProcessInfo, error)
+	ProcessOutput(ctx context.Context, id, ref string, opt wire.OutputOptions, fn func(wire.OutputEvent) error) (wire.ProcessInfo, error)
 	SignalProcess(ctx context.Context, id, ref, signal string, tree bool) (int, error)
 
-	// ReadFile opens a whole file; close the reader.
-	ReadFile(ctx context.Context, id, path string) (io.ReadCloser, int64, error)
-	WriteFile(ctx context.Context, id string, req sandbox.WriteRequest, data []byte) (sandbox.FileInfo, error)
-	EditFile(ctx context.Context, id string, req sandbox.EditRequest) (sandbox.EditResult, error)
-	ListFiles(ctx context.Context, id string, req sandbox.ListRequest) (sandbox.ListResult, error)
-	FindFiles(ctx context.Context, id string, req sandbox.FindRequest) (sandbox.FindResult, error)
-	SearchFiles(ctx context.Context, id string, req sandbox.SearchRequest) (sandbox.SearchResult, error)
+	OpenFile(ctx context.Context, id string, req wire.ReadRequest) (*wire.File, error)
+	WriteFile(ctx context.Context, id string, req wire.WriteRequest, body io.Reader, size int64) (wire.FileInfo, error)
+	EditFile(ctx context.Context, id string, req wire.EditRequest) (wire.EditResult, error)
+	ListFiles(ctx context.Context, id string, req wire.ListRequest) (wire.ListResult, error)
+	FindFiles(ctx context.Context, id string, req wire.FindRequest) (wire.FindResult, error)
+	SearchFiles(ctx context.Context, id string, req wire.SearchRequest) (wire.SearchResult, error)
 
-	// PortURL is the URL at which the server exposes a sandbox's port.
-	PortURL(ctx context.Context, id string, port int) (string, error)
+	PortLinker
 }
 
-// Chunk is a piece of a background process's output. With Data empty it
-// only reports that Dropped bytes before Offset were lost.
-type Chunk struct {
-	Stream  string
-	Offset  int64
-	Data    []byte
-	Dropped int64
+// PortLinker makes the link of a sandbox's port (api.PortLinks in a
+// server; the client asks its server).
+type PortLinker interface {
+	PortURL(ctx context.Context, id string, port int, ttl time.Duration) (wire.PortURL, error)
 }
 
-type baseURLKey struct{}
-
-// withBaseURL records the URL the caller reached this server at (for
-// port URLs).
-func withBaseURL(ctx context.Context, u string) context.Context {
-	return context.WithValue(ctx, baseURLKey{}, u)
-}
-
-func baseURLFrom(ctx context.Context) string {
-	u, _ := ctx.Value(baseURLKey{}).(string)
-	return u
-}
-
-// portPath is the server's route for an exposed port (the network API).
-func portPath(id string, port int) string {
-	return "/v1/sandboxes/" + url.PathEscape(id) + "/ports/" + strconv.Itoa(port) + "/"
-}
-
-// HasPortsRoute reports whether an OpenAPI paths set (its keys) has the
-// exposed-port route.
-func HasPortsRoute(paths []string) bool {
-	for _, p := range paths {
-		if strings.HasPrefix(p, "/v1/sandboxes/{") && strings.Contains(p, "/ports/{") {
-			return true
-		}
+// Local is the Backend of the sandbox manager in this process: its caller
+// view (the caller is in each call's context), and links the server
+// makes for its ports (nil: there is no HTTP server to reach them
+// through).
+func Local(c *sandbox.Caller, links PortLinker) Backend {
+	if links == nil {
+		links = noLinks{}
 	}
-	return false
+	return local{c, links}
 }
 
-func errNoPorts() error {
-	return errs.New(errs.CodeUnsupported, "this Paddock server does not expose sandbox ports yet (its API has no /v1/sandboxes/{id}/ports/{port}/ route); reach the service from inside the sandbox instead, e.g. exec `curl -s http://127.0.0.1:PORT/`")
+type local struct {
+	*sandbox.Caller
+	PortLinker
+}
+
+// noLinks is a server without an HTTP server (MCP over stdio, embedded).
+type noLinks struct{}
+
+func (noLinks) PortURL(context.Context, string, int, time.Duration) (wire.PortURL, error) {
+	return wire.PortURL{}, errs.New(errs.CodeUnsupported, "this MCP server runs its own sandbox manager without an HTTP server, so sandbox ports have no URL; run `paddock serve` and point `paddock mcp` at it (PADDOCK_URL), or reach the port from inside the sandbox with exec")
 }
 
 func validPort(port int) error {

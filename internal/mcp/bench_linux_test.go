@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -24,7 +25,7 @@ func BenchmarkExec(b *testing.B) {
 	testenv.RequireRoot(b)
 	h := newHarness(b, harnessOptions{})
 	k := h.key("a", tenant.Quotas{})
-	sb, err := h.mgr.Create(context.Background(), sandbox.Scope{Tenant: "a", Actor: k.ID}, sandbox.Spec{})
+	sb, err := h.mgr.Create(context.Background(), sandbox.Scope{Tenant: "a", Actor: k.ID, Rights: rights.All}, sandbox.Spec{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func BenchmarkExecInterleaved(b *testing.B) {
 	testenv.RequireRoot(b)
 	h := newHarness(b, harnessOptions{})
 	k := h.key("a", tenant.Quotas{})
-	sb, err := h.mgr.Create(context.Background(), sandbox.Scope{Tenant: "a", Actor: k.ID}, sandbox.Spec{})
+	sb, err := h.mgr.Create(context.Background(), sandbox.Scope{Tenant: "a", Actor: k.ID, Rights: rights.All}, sandbox.Spec{})
 	if err != nil {
 		b.Fatal(err)
 	}

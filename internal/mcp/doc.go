@@ -2,10 +2,15 @@
 // built on the official Go SDK (github.com/modelcontextprotocol/go-sdk).
 //
 // The tools (sandbox_create, exec, file_read, process_start, port_url...)
-// are thin adapters over a Backend: the sandbox manager in-process (the
-// /mcp endpoint of `paddock serve`, and `paddock mcp --embedded`), or a
-// Paddock server through the REST client (`paddock mcp`). Either way the
-// same keys, tenants, scopes and audit trail apply as for REST.
+// are thin adapters over a Backend, whose methods have the REST client's
+// signatures and wire types: the sandbox manager's Caller in-process
+// (Local; the /mcp endpoint of `paddock serve`, and `paddock mcp
+// --embedded`), or *client.Client itself (`paddock mcp`). The browser
+// tools likewise take a Browser: browser.Service's Caller or the client.
+// Either way the same keys, tenants, rights and audit trail apply as for
+// REST: the manager checks the caller's rights, and every tool declares
+// the right it needs (Server.Tools) so the tests can prove each is
+// refused without it.
 //
 // Two transports: streamable HTTP (Server.Handler: bearer auth with the
 // server's Authenticator, an Origin check, sessions bound to the key that

@@ -49,7 +49,7 @@ func explain(err error) *toolError {
 	case errs.CodeForbidden:
 		hint = "This API key is not allowed to do that; use a key with the needed scope, or ask an administrator."
 	case errs.CodeUnauthenticated:
-		hint = "The MCP server's API key is missing or invalid; the user has to fix its configuration."
+		hint = "The MCP server's API key is missing or invalid (PADDOCK_API_KEY in its environment); the user has to fix its configuration."
 	case errs.CodeLimit:
 		hint = "Free resources: delete sandboxes you no longer need (sandbox_list, sandbox_delete), stop background processes (process_signal), or ask for a higher quota."
 	case errs.CodeRateLimited:

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
 )
 
 // maxMessageBytes bounds one MCP request body (a file_write carries the
@@ -42,10 +41,8 @@ func (s *Server) Handler(authn auth.Authenticator) http.Handler {
 	return s.checkOrigin(s.authenticate(authn, s.limitSessions(bind(stream))))
 }
 
-type principalKey struct{}
-
 func tokenInfo(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
-	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	p, ok := gate.Principal(ctx)
 	if !ok {
 		return nil, sdkauth.ErrInvalidToken
 	}
@@ -69,57 +66,44 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// authenticate checks the bearer key with the server's Authenticator.
+// The MCP endpoint's credential and error shape (package gate).
+var (
+	errNoBearer   = errs.New(errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
+	errBadKey     = errs.New(errs.CodeUnauthenticated, "invalid or revoked API key")
+	errCannotAuth = errs.New(errs.CodeUnavailable, "cannot check the API key right now")
+)
+
+func bearer(r *http.Request) (string, error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if token = strings.TrimSpace(token); !ok || token == "" {
+		return "", errNoBearer
+	}
+	return token, nil
+}
+
+// fail answers in the REST API's error shape; a refused key is told how
+// to authenticate (RFC 6750).
+func fail(w http.ResponseWriter, _ *http.Request, err error) {
+	switch {
+	case gate.Is(err, errNoBearer):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
+	case gate.Is(err, errBadKey):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
+	}
+	writeError(w, errs.HTTPStatus(errs.CodeOf(err)), errs.CodeOf(err), errs.Public(err))
+}
+
+// authenticate puts next behind the gate: the bearer key checked with the
+// server's Authenticator exactly as for REST, the request recorded (as
+// "POST /mcp" and so on) before it is served. Which tool may do what is
+// the services' to decide (the sandbox manager checks every call).
 func (s *Server) authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
+	g := gate.New(authn, s.o.Auditor, s.log, gate.Surface{Name: "MCP", Credential: bearer, Invalid: errBadKey,
+		Unavailable: errCannotAuth, Fail: fail})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		token = strings.TrimSpace(token)
-		if !ok || token == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
-			writeError(w, http.StatusUnauthorized, errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
-			return
-		}
-		p, err := authn.Authenticate(r.Context(), token)
-		if err != nil {
-			if errs.CodeOf(err) == errs.CodeUnauthenticated {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, errs.CodeUnauthenticated, "invalid or revoked API key")
-				return
-			}
-			s.log.Error("mcp: authentication failed", "err", err)
-			writeError(w, http.StatusServiceUnavailable, errs.CodeUnavailable, "cannot check the API key right now")
-			return
-		}
-		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
-		if s.o.Auditor != nil {
-			end, err := s.o.Auditor.Begin(r, p, r.Method+" /mcp")
-			if err != nil {
-				s.log.Error("audit log unavailable; refusing MCP request", "err", err)
-				writeError(w, http.StatusServiceUnavailable, errs.CodeUnavailable, "the audit log cannot be written; refusing to act")
-				return
-			}
-			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-			defer func() { end(sw.status) }()
-			w = sw
-		}
-		next.ServeHTTP(w, r)
+		g.Wrap(r.Method+" /mcp", 0, next).ServeHTTP(w, r)
 	})
 }
-
-// statusWriter remembers the status for the audit record; event streams
-// still flush through it.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // limitSessions refuses new sessions beyond MaxSessions (each holds
 // memory, and possibly a sandbox, until it ends or idles out).
@@ -157,8 +141,8 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		norm, ok := normalizeOrigin(origin)
-		if !ok || !s.origins[norm] {
+		norm, ok := s.origins.Allowed(origin)
+		if !ok {
 			s.log.Warn("mcp: refused a request from a browser origin", "origin", clip(origin), "remote", r.RemoteAddr)
 			writeError(w, http.StatusForbidden, errs.CodeForbidden, "requests from origin "+quote(clip(origin))+" are refused (allowed origins are configured on the server)")
 			return
@@ -193,37 +177,6 @@ func writeError(w http.ResponseWriter, status int, code errs.Code, msg string) {
 	}
 	body.Error.Code, body.Error.Message = string(code), msg
 	_ = json.NewEncoder(w).Encode(body)
-}
-
-// normalizeOrigin returns an Origin header as scheme://host[:port] in lower
-// case with the default port dropped, or false for "null" (sandboxed
-// frames, file: pages) and anything else that is not an http(s) origin.
-func normalizeOrigin(o string) (string, bool) {
-	if len(o) > 2048 {
-		return "", false
-	}
-	u, err := url.Parse(strings.TrimSpace(o))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return "", false
-	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if host == "" {
-		return "", false
-	}
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "", false
-		}
-		host += ":" + port
-	}
-	return strings.ToLower(u.Scheme) + "://" + host, true
 }
 
 func isNotFound(err error) bool { return errs.CodeOf(err) == errs.CodeNotFound }

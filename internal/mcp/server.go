@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +15,9 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/gate"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Defaults.
@@ -50,30 +51,11 @@ type Options struct {
 	HostChecked bool
 	// Auditor, if set, records every authenticated HTTP request, as the
 	// REST API's does (fail closed: a request it cannot record is refused).
-	Auditor Auditor
-	// Groups add further tools (the browser tools register here).
-	Groups []Group
+	Auditor gate.Auditor
+	// Browser, if set, drives the sandboxes' browsers: the browser tools
+	// are served (tools_browser.go).
+	Browser Browser
 }
-
-// Auditor records requests (the REST API's api.Auditor has this shape).
-// Begin is called after authentication; the returned func gets the status.
-type Auditor interface {
-	Begin(r *http.Request, p auth.Principal, route string) (end func(status int), err error)
-}
-
-// Group registers a set of tools with Add, e.g. (the browser tools):
-//
-//	func BrowserTools(br Browser) mcp.Group {
-//		return func(tb *mcp.Toolbox) {
-//			mcp.Add(tb, mcp.Tool{Name: "browser_navigate", ...}, func(c *mcp.Call, in navigateIn) (navigateOut, error) {
-//				var out navigateOut
-//				id, err := c.On(in.Sandbox, func(id string) error { ...br.Navigate(c.Context(), id, in.URL)... })
-//				out.Sandbox = id
-//				return out, err
-//			})
-//		}
-//	}
-type Group func(*Toolbox)
 
 // Server is Paddock's MCP server: the tools over one Backend, served over
 // streamable HTTP (Handler) and stdio (ServeStdio).
@@ -81,8 +63,10 @@ type Server struct {
 	b       Backend
 	o       Options
 	log     *slog.Logger
-	origins map[string]bool
+	origins *gate.Origins
 	http    *sdk.Server
+
+	tools []ToolInfo // as New registered them (every session's server has the same)
 
 	mu       sync.Mutex
 	sessions map[*sdk.ServerSession]*session
@@ -102,16 +86,11 @@ func New(b Backend, o Options) (*Server, error) {
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	s := &Server{b: b, o: o, log: o.Log, origins: map[string]bool{},
-		sessions: map[*sdk.ServerSession]*session{}}
-	for _, or := range o.AllowedOrigins {
-		n, ok := normalizeOrigin(or)
-		if !ok {
-			return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port]", or)
-		}
-		s.origins[n] = true
-	}
+	s := &Server{b: b, o: o, log: o.Log, sessions: map[*sdk.ServerSession]*session{}}
 	var err error
+	if s.origins, err = gate.NewOrigins(o.AllowedOrigins); err != nil {
+		return nil, err
+	}
 	if s.http, err = s.newSDK(httpCaller); err != nil {
 		return nil, err
 	}
@@ -149,15 +128,24 @@ func fixedCaller(p auth.Principal) callerFunc {
 	return func(*sdk.CallToolRequest) (auth.Principal, string, error) { return p, "", nil }
 }
 
+// ToolInfo is a served tool and the rights it declares.
+type ToolInfo struct {
+	Name string
+	Need rights.Set
+}
+
+// Tools lists the tools this server serves.
+func (s *Server) Tools() []ToolInfo { return append([]ToolInfo(nil), s.tools...) }
+
 // newSDK builds an SDK server with every tool.
 func (s *Server) newSDK(caller callerFunc) (*sdk.Server, error) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "paddock", Title: "Paddock sandboxes", Version: s.o.Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: quiet(s.log)})
 	srv.AddReceivingMiddleware(dropNullArguments)
-	tb := &Toolbox{s: s, srv: srv, caller: caller}
+	tb := &Toolbox{s: s, srv: srv, caller: caller, record: s.tools == nil}
 	coreTools(tb)
-	for _, g := range s.o.Groups {
-		g(tb)
+	if s.o.Browser != nil {
+		browserTools(tb, s.o.Browser)
 	}
 	return srv, tb.err
 }
@@ -214,6 +202,7 @@ type Toolbox struct {
 	s      *Server
 	srv    *sdk.Server
 	caller callerFunc
+	record bool // list the tools in Server.Tools (the first build)
 	err    error
 }
 
@@ -223,6 +212,11 @@ func (tb *Toolbox) Backend() Backend { return tb.s.b }
 // Tool describes a tool for Add.
 type Tool struct {
 	Name, Title, Description string
+	// Need is what a caller must hold for the tool to do its work: the
+	// rights of the services it calls, which check them (a caller lacking
+	// one gets a forbidden tool error). Every tool declares it; the
+	// every-route test holds each tool to it.
+	Need rights.Set
 	// ReadOnly tools change nothing; Additive ones only add (create,
 	// start) and destroy nothing; Idempotent ones may be repeated safely.
 	ReadOnly, Additive, Idempotent bool
@@ -251,6 +245,13 @@ func Add[In, Out any](tb *Toolbox, t Tool, h func(c *Call, in In) (Out, error)) 
 		ann.DestructiveHint = &f
 	}
 	tool := &sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out, Annotations: ann}
+	if t.Need == 0 {
+		tb.err = fmt.Errorf("tool %s declares no right (Tool.Need)", t.Name)
+		return
+	}
+	if tb.record {
+		tb.s.tools = append(tb.s.tools, ToolInfo{Name: t.Name, Need: t.Need})
+	}
 	defer func() {
 		// The SDK panics on a tool it cannot use; report it as an error.
 		if v := recover(); v != nil {
@@ -317,9 +318,9 @@ func (s *Server) newCall(ctx context.Context, req *sdk.CallToolRequest, caller c
 	if err != nil {
 		return nil, err
 	}
-	ctx = auth.WithPrincipal(ctx, p)
+	ctx = gate.WithScope(ctx, p, auth.ScopeOf(p))
 	if base != "" {
-		ctx = withBaseURL(ctx, base)
+		ctx = gate.WithBaseURL(ctx, base)
 	}
 	c := &Call{s: s, ctx: ctx, p: p}
 	if req.Session != nil {
@@ -349,7 +350,7 @@ func (c *Call) On(explicit string, fn func(id string) error) (string, error) {
 	// Was it the sandbox that is missing, or something in it (a file)?
 	sb, gerr := c.s.b.Get(c.ctx, id)
 	gone := errs.CodeOf(gerr) == errs.CodeNotFound
-	stopped := gerr == nil && sb.State != sandbox.StateRunning
+	stopped := gerr == nil && sb.State != wire.StateRunning
 	switch {
 	case !gone && !stopped:
 		return id, err
@@ -471,7 +472,7 @@ func (sess *session) ensure(c *Call) (string, error) {
 	if sess.sandbox != "" {
 		if now.Before(sess.expires) {
 			if left := sess.expires.Sub(now); sess.ttl > 0 && left < sess.ttl/2 {
-				if sb, err := c.s.b.Renew(c.ctx, sess.sandbox, sess.ttl); err == nil {
+				if sb, err := c.s.b.SetTimeout(c.ctx, sess.sandbox, sess.ttl); err == nil {
 					sess.expires = sb.ExpiresAt
 				} else {
 					c.s.log.Debug("mcp: cannot renew the session sandbox", "sandbox", sess.sandbox, "err", err)
@@ -482,7 +483,7 @@ func (sess *session) ensure(c *Call) (string, error) {
 		c.Note(fmt.Sprintf("this session's sandbox %s reached its time limit (%s) without use and was removed, so this call ran in a new sandbox: files and processes from before are gone.", sess.sandbox, sess.ttl))
 		sess.sandbox = ""
 	}
-	sb, err := c.s.b.Create(c.ctx, sandbox.Spec{Labels: map[string]string{SessionLabel: sess.key}})
+	sb, err := c.s.b.Create(c.ctx, wire.Spec{Labels: map[string]string{SessionLabel: sess.key}})
 	if err != nil {
 		te := explain(err)
 		return "", &toolError{Code: te.Code, Msg: "Cannot create this session's sandbox: " + te.Msg + " Or pass `sandbox` with the id of an existing sandbox (sandbox_list)."}
@@ -509,7 +510,7 @@ func (s *Server) endSession(ss *sdk.ServerSession) {
 		sess.sandbox = ""
 		sess.mu.Unlock()
 		if id != "" {
-			ctx, cancel := context.WithTimeout(auth.WithPrincipal(context.Background(), p), time.Minute)
+			ctx, cancel := context.WithTimeout(gate.WithScope(context.Background(), p, auth.ScopeOf(p)), time.Minute)
 			defer cancel()
 			if err := s.b.Delete(ctx, id); err != nil && errs.CodeOf(err) != errs.CodeNotFound {
 				s.log.Warn("mcp: cannot delete the sandbox of a finished session; it expires on its own", "sandbox", id, "err", err)

@@ -18,7 +18,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, p aut
 
 // Serve serves one MCP session over t, acting as p, until the client
 // closes it or ctx is done; the session's sandbox is deleted before Serve
-// returns. With a ClientBackend p is unused: the server knows the key.
+// returns. With a REST client as the Backend p is unused: the client holds the key.
 func (s *Server) Serve(ctx context.Context, t sdk.Transport, p auth.Principal) error {
 	srv, err := s.newSDK(fixedCaller(p))
 	if err != nil {

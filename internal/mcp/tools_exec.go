@@ -5,7 +5,8 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
 const (
@@ -82,7 +83,7 @@ func outputBudget(n int) int {
 }
 
 func execTools(tb *Toolbox) {
-	Add(tb, Tool{Name: "exec", Title: "Run a command",
+	Add(tb, Tool{Name: "exec", Need: rights.Of(rights.Exec), Title: "Run a command",
 		Description: "Run a command in a sandbox and wait for it: returns its exit code, stdout and stderr. " +
 			"Use `command` for a shell line (e.g. \"cd app && npm test 2>&1 | tail -50\") or `argv` to run a program " +
 			"directly. Long output is cut in the middle (first and last parts kept, marked). Each call starts fresh " +
@@ -98,12 +99,12 @@ func execTools(tb *Toolbox) {
 				return execOut{}, err
 			}
 			budget := outputBudget(in.MaxOutputBytes)
-			req := sandbox.ExecRequest{Cmd: argv, Env: in.Env, Cwd: in.Cwd, User: in.User, Stdin: in.Stdin,
+			req := wire.ExecRequest{Cmd: argv, Env: in.Env, Cwd: in.Cwd, User: in.User, Stdin: in.Stdin,
 				TimeoutMs: max(1, to.Milliseconds())}
 			var out execOut
 			id, err := c.On(in.Sandbox, func(id string) error {
 				stdout, stderr := newCapture(budget), newCapture(budget)
-				res, err := c.Backend().Exec(c.Context(), id, req, stdout, stderr)
+				res, err := c.Backend().ExecStream(c.Context(), id, req, stdout, stderr)
 				if err != nil {
 					return err
 				}

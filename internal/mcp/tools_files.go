@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
 const (
@@ -91,7 +93,7 @@ type entry struct {
 	Target string    `json:"target,omitempty" jsonschema:"Where a symlink points."`
 }
 
-func entryOf(fi sandbox.FileInfo) entry {
+func entryOf(fi wire.FileInfo) entry {
 	return entry{Path: fi.Path, Type: fi.Type, Size: fi.Size, Mode: fi.Mode, MTime: fi.MTime, Target: fi.Target}
 }
 
@@ -160,7 +162,7 @@ func bounded(n, def, max int, name string) (int, error) {
 }
 
 func fileTools(tb *Toolbox) {
-	Add(tb, Tool{Name: "file_read", Title: "Read a file", ReadOnly: true,
+	Add(tb, Tool{Name: "file_read", Need: rights.Of(rights.Read), Title: "Read a file", ReadOnly: true,
 		Description: "Read a text file in a sandbox, whole or by line range (start_line, end_line; lines count from 1). " +
 			"Large files come in parts: if more is true, read on from end_line + 1. Binary files are refused; " +
 			"inspect them with exec (e.g. `file PATH`, `xxd PATH | head`)."},
@@ -185,12 +187,13 @@ func fileTools(tb *Toolbox) {
 			}
 			out := fileReadOut{Path: in.Path}
 			id, err := c.On(in.Sandbox, func(id string) error {
-				body, size, err := c.Backend().ReadFile(c.Context(), id, in.Path)
+				f, err := c.Backend().OpenFile(c.Context(), id, wire.ReadRequest{Path: in.Path})
 				if err != nil {
 					return err
 				}
-				defer body.Close()
-				r, err := readLines(body, start, end, limit)
+				defer f.Body.Close()
+				size := f.Size
+				r, err := readLines(f.Body, start, end, limit)
 				if err != nil {
 					return err
 				}
@@ -205,7 +208,7 @@ func fileTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "file_write", Title: "Write a file", Idempotent: true,
+	Add(tb, Tool{Name: "file_write", Need: rights.Of(rights.Write), Title: "Write a file", Idempotent: true,
 		Description: "Create or overwrite a text file in a sandbox with the given content (parent directories are " +
 			"created). To change part of an existing file, file_edit is safer and cheaper."},
 		func(c *Call, in fileWriteIn) (fileWriteOut, error) {
@@ -217,7 +220,8 @@ func fileTools(tb *Toolbox) {
 			}
 			var out fileWriteOut
 			id, err := c.On(in.Sandbox, func(id string) error {
-				fi, err := c.Backend().WriteFile(c.Context(), id, sandbox.WriteRequest{Path: in.Path, Mode: in.Mode, Parents: true}, []byte(in.Content))
+				fi, err := c.Backend().WriteFile(c.Context(), id, wire.WriteRequest{Path: in.Path, Mode: in.Mode, Parents: true},
+					strings.NewReader(in.Content), int64(len(in.Content)))
 				out = fileWriteOut{Path: fi.Path, Bytes: fi.Size, Mode: fi.Mode}
 				return err
 			})
@@ -225,7 +229,7 @@ func fileTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "file_edit", Title: "Edit a file",
+	Add(tb, Tool{Name: "file_edit", Need: rights.Of(rights.Write), Title: "Edit a file",
 		Description: "Change a file in place by replacing an exact string: old_string must match the file's text " +
 			"exactly (whitespace and indentation included) and occur once, unless replace_all is set. Include a few " +
 			"surrounding lines in old_string to make it unique. Read the file first (file_read) to copy the text exactly."},
@@ -235,7 +239,7 @@ func fileTools(tb *Toolbox) {
 			}
 			var out fileEditOut
 			id, err := c.On(in.Sandbox, func(id string) error {
-				res, err := c.Backend().EditFile(c.Context(), id, sandbox.EditRequest{Path: in.Path, OldString: in.OldString,
+				res, err := c.Backend().EditFile(c.Context(), id, wire.EditRequest{Path: in.Path, OldString: in.OldString,
 					NewString: in.NewString, ReplaceAll: in.ReplaceAll})
 				out = fileEditOut{Path: res.File.Path, Replacements: res.Replacements, Bytes: res.File.Size}
 				return err
@@ -244,7 +248,7 @@ func fileTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "file_list", Title: "List a directory", ReadOnly: true,
+	Add(tb, Tool{Name: "file_list", Need: rights.Of(rights.Read), Title: "List a directory", ReadOnly: true,
 		Description: "List a directory in a sandbox (default /workspace): each entry's path, type, size, mode and " +
 			"modification time; depth > 1 descends into subdirectories."},
 		func(c *Call, in fileListIn) (fileListOut, error) {
@@ -257,7 +261,7 @@ func fileTools(tb *Toolbox) {
 			}
 			out := fileListOut{Entries: []entry{}}
 			id, err := c.On(in.Sandbox, func(id string) error {
-				res, err := c.Backend().ListFiles(c.Context(), id, sandbox.ListRequest{Path: in.Path, Depth: min(in.Depth, 64), Limit: limit})
+				res, err := c.Backend().ListFiles(c.Context(), id, wire.ListRequest{Path: in.Path, Depth: min(in.Depth, 64), Limit: limit})
 				if err != nil {
 					return err
 				}
@@ -271,7 +275,7 @@ func fileTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "file_find", Title: "Find files by name", ReadOnly: true,
+	Add(tb, Tool{Name: "file_find", Need: rights.Of(rights.Read), Title: "Find files by name", ReadOnly: true,
 		Description: "Find files and directories whose path matches a glob, e.g. \"**/*.py\" (** spans directories), " +
 			"under a directory (default /workspace)."},
 		func(c *Call, in fileFindIn) (fileFindOut, error) {
@@ -284,7 +288,7 @@ func fileTools(tb *Toolbox) {
 			}
 			out := fileFindOut{Matches: []match{}}
 			id, err := c.On(in.Sandbox, func(id string) error {
-				res, err := c.Backend().FindFiles(c.Context(), id, sandbox.FindRequest{Path: in.Path, Pattern: in.Pattern, Type: in.Type, Limit: limit})
+				res, err := c.Backend().FindFiles(c.Context(), id, wire.FindRequest{Path: in.Path, Pattern: in.Pattern, Type: in.Type, Limit: limit})
 				if err != nil {
 					return err
 				}
@@ -298,7 +302,7 @@ func fileTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "file_search", Title: "Search file contents", ReadOnly: true,
+	Add(tb, Tool{Name: "file_search", Need: rights.Of(rights.Read), Title: "Search file contents", ReadOnly: true,
 		Description: "Search file contents like grep: every line containing query (a literal, or a regular " +
 			"expression with regexp), under a directory (default /workspace), with path and line number. Narrow it " +
 			"with include (a glob such as \"**/*.ts\"). Binary and very large files are skipped."},
@@ -312,7 +316,7 @@ func fileTools(tb *Toolbox) {
 			}
 			out := fileSearchOut{Matches: []lineMatch{}}
 			id, err := c.On(in.Sandbox, func(id string) error {
-				res, err := c.Backend().SearchFiles(c.Context(), id, sandbox.SearchRequest{Path: in.Path, Query: in.Query,
+				res, err := c.Backend().SearchFiles(c.Context(), id, wire.SearchRequest{Path: in.Path, Query: in.Query,
 					Regexp: in.Regexp, IgnoreCase: in.IgnoreCase, Include: in.Include, Limit: limit})
 				if err != nil {
 					return err

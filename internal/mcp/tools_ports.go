@@ -1,6 +1,10 @@
 package mcp
 
-import "github.com/paddockhq/paddock/internal/errs"
+import (
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
+)
 
 type portIn struct {
 	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
@@ -10,11 +14,11 @@ type portIn struct {
 type portOut struct {
 	Sandbox string `json:"sandbox"`
 	Port    int    `json:"port"`
-	URL     string `json:"url" jsonschema:"URL at which the Paddock server forwards HTTP to that port (it needs the same API key)."`
+	URL     string `json:"url" jsonschema:"URL at which the Paddock server forwards HTTP to that port. It carries a token that reaches that port alone, for an hour: open it as it is, no key needed."`
 }
 
 func portTools(tb *Toolbox) {
-	Add(tb, Tool{Name: "port_url", Title: "URL of a sandbox port", ReadOnly: true,
+	Add(tb, Tool{Name: "port_url", Need: rights.Of(rights.Exec), Title: "URL of a sandbox port", ReadOnly: true,
 		Description: "Get the URL at which the Paddock server exposes a TCP port of a sandbox (for a web app or API " +
 			"started with process_start), to give to the user or to a browser. From inside the sandbox use " +
 			"http://127.0.0.1:PORT/ instead."},
@@ -25,7 +29,9 @@ func portTools(tb *Toolbox) {
 			out := portOut{Port: in.Port}
 			id, err := c.On(in.Sandbox, func(id string) error {
 				var err error
-				out.URL, err = c.Backend().PortURL(c.Context(), id, in.Port)
+				var u wire.PortURL
+				u, err = c.Backend().PortURL(c.Context(), id, in.Port, 0)
+				out.URL = u.URL
 				return err
 			})
 			out.Sandbox = id

@@ -4,7 +4,8 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
 const maxProcessWait = 5 * time.Minute
@@ -21,7 +22,7 @@ type processInfo struct {
 	Signal   string   `json:"signal,omitempty" jsonschema:"The signal that ended it, if any."`
 }
 
-func procOf(p sandbox.ProcessInfo) processInfo {
+func procOf(p wire.ProcessInfo) processInfo {
 	cmd := p.Argv
 	if cmd == nil {
 		cmd = []string{}
@@ -94,7 +95,7 @@ type procListOut struct {
 }
 
 func processTools(tb *Toolbox) {
-	Add(tb, Tool{Name: "process_start", Title: "Start a background process", Additive: true,
+	Add(tb, Tool{Name: "process_start", Need: rights.Of(rights.Exec), Title: "Start a background process", Additive: true,
 		Description: "Start a command in the background and return at once with its process id: for servers, " +
 			"watchers and long builds. It keeps running between tool calls. Read its output with process_output, " +
 			"stop it with process_signal. A server listening inside the sandbox can be reached from exec " +
@@ -104,7 +105,7 @@ func processTools(tb *Toolbox) {
 			if err != nil {
 				return startOut{}, err
 			}
-			req := sandbox.ProcessRequest{Cmd: argv, Env: in.Env, Cwd: in.Cwd, User: in.User, Tag: in.Tag}
+			req := wire.ProcessRequest{Cmd: argv, Env: in.Env, Cwd: in.Cwd, User: in.User, Tag: in.Tag}
 			var out startOut
 			id, err := c.On(in.Sandbox, func(id string) error {
 				info, err := c.Backend().StartProcess(c.Context(), id, req)
@@ -115,7 +116,7 @@ func processTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "process_output", Title: "Read a background process's output", ReadOnly: true,
+	Add(tb, Tool{Name: "process_output", Need: rights.Of(rights.Read), Title: "Read a background process's output", ReadOnly: true,
 		Description: "Read what a background process (from process_start) wrote, and whether it is still running " +
 			"(process.state, process.exit_code). Pass back stdout_offset and stderr_offset from the previous answer " +
 			"to get only new output, or tail_bytes for just the latest. Set wait_s to wait for it to finish first."},
@@ -141,7 +142,7 @@ func processTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "process_signal", Title: "Signal a background process",
+	Add(tb, Tool{Name: "process_signal", Need: rights.Of(rights.Exec), Title: "Signal a background process",
 		Description: "Send a signal to a background process: SIGTERM (default) asks it to stop, SIGINT is Ctrl-C, " +
 			"SIGKILL forces it. With tree, everything it started gets the signal too."},
 		func(c *Call, in signalIn) (signalOut, error) {
@@ -162,7 +163,7 @@ func processTools(tb *Toolbox) {
 			return out, err
 		})
 
-	Add(tb, Tool{Name: "process_list", Title: "List background processes", ReadOnly: true,
+	Add(tb, Tool{Name: "process_list", Need: rights.Of(rights.Read), Title: "List background processes", ReadOnly: true,
 		Description: "List a sandbox's background processes (running and recently exited) with their state."},
 		func(c *Call, in procListIn) (procListOut, error) {
 			out := procListOut{Processes: []processInfo{}}
@@ -207,7 +208,7 @@ func readOutput(c *Call, id string, in outputIn, wait time.Duration, budget int6
 	bufs := map[string][]byte{}
 	next := map[string]int64{"stdout": from["stdout"], "stderr": from["stderr"]}
 	var out outputOut
-	info, err := b.ProcessOutput(ctx, id, in.Process, from, func(ch Chunk) error {
+	info, err := b.ProcessOutput(ctx, id, in.Process, wire.OutputOptions{From: wire.FromOffsets(from)}, func(ch wire.OutputEvent) error {
 		out.DroppedBytes += ch.Dropped
 		if len(ch.Data) == 0 {
 			next[ch.Stream] = max(next[ch.Stream], ch.Offset)

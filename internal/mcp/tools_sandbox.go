@@ -4,11 +4,12 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// coreTools registers every tool of this package. Further groups (the
-// browser tools) come through Options.Groups.
+// coreTools registers the tools every server has (the browser tools come
+// with Options.Browser).
 func coreTools(tb *Toolbox) {
 	sandboxTools(tb)
 	execTools(tb)
@@ -37,8 +38,8 @@ type sandboxInfo struct {
 	Session   bool              `json:"session" jsonschema:"True for this MCP session's own sandbox."`
 }
 
-func infoOf(sb sandbox.Sandbox, session string) sandboxInfo {
-	mode, allow := sandbox.NetNone, []string(nil)
+func infoOf(sb wire.Sandbox, session string) sandboxInfo {
+	mode, allow := wire.NetNone, []string(nil)
 	if n := sb.Spec.Network; n != nil && n.Mode != "" {
 		mode, allow = n.Mode, n.Allow
 	}
@@ -75,21 +76,21 @@ type deleteOut struct {
 }
 
 func sandboxTools(tb *Toolbox) {
-	Add(tb, Tool{Name: "sandbox_create", Title: "Create a sandbox", Additive: true,
+	Add(tb, Tool{Name: "sandbox_create", Need: rights.Of(rights.Write), Title: "Create a sandbox", Additive: true,
 		Description: "Create an extra isolated Linux sandbox and return its id. You rarely need this: every other tool " +
 			"uses this session's own sandbox when you omit `sandbox`. Create one for parallel or differently sized work " +
 			"(cpu, memory_mb, disk_mb, timeout_s) or to reach the internet (network, allow: sandboxes have no network " +
 			"by default), then pass its id as `sandbox`. It is NOT deleted with the session: " +
 			"delete it with sandbox_delete when done (it also expires after timeout_s)."},
 		func(c *Call, in createIn) (sandboxInfo, error) {
-			spec := sandbox.Spec{Template: in.Template, CPU: in.CPU, MemoryMB: in.MemoryMB, DiskMB: in.DiskMB,
+			spec := wire.Spec{Template: in.Template, CPU: in.CPU, MemoryMB: in.MemoryMB, DiskMB: in.DiskMB,
 				TimeoutS: in.TimeoutS, Labels: in.Labels, Env: in.Env}
 			if in.Network != "" || len(in.Allow) > 0 {
 				mode := in.Network
 				if mode == "" {
-					mode = sandbox.NetAllowlist
+					mode = wire.NetAllowlist
 				}
-				spec.Network = &sandbox.Network{Mode: mode, Allow: in.Allow}
+				spec.Network = &wire.Network{Mode: mode, Allow: in.Allow}
 			}
 			sb, err := c.Backend().Create(c.Context(), spec)
 			if err != nil {
@@ -98,10 +99,10 @@ func sandboxTools(tb *Toolbox) {
 			return infoOf(sb, ""), nil
 		})
 
-	Add(tb, Tool{Name: "sandbox_list", Title: "List sandboxes", ReadOnly: true,
+	Add(tb, Tool{Name: "sandbox_list", Need: rights.Of(rights.Read), Title: "List sandboxes", ReadOnly: true,
 		Description: "List your sandboxes (id, state, size, expiry) and say which one is this session's own."},
 		func(c *Call, _ listIn) (listOut, error) {
-			l, err := c.Backend().List(c.Context())
+			l, err := c.Backend().List(c.Context(), nil)
 			if err != nil {
 				return listOut{}, err
 			}
@@ -113,7 +114,7 @@ func sandboxTools(tb *Toolbox) {
 			return out, nil
 		})
 
-	Add(tb, Tool{Name: "sandbox_delete", Title: "Delete a sandbox", Idempotent: true,
+	Add(tb, Tool{Name: "sandbox_delete", Need: rights.Of(rights.Write), Title: "Delete a sandbox", Idempotent: true,
 		Description: "Destroy a sandbox and everything in it (files, processes). Deleting this session's own sandbox is " +
 			"allowed: the next tool call without `sandbox` then gets a fresh one."},
 		func(c *Call, in deleteIn) (deleteOut, error) {

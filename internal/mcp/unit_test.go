@@ -156,46 +156,6 @@ func FuzzReadLines(f *testing.F) {
 	})
 }
 
-func TestNormalizeOrigin(t *testing.T) {
-	for _, tc := range []struct {
-		in, want string
-		ok       bool
-	}{
-		{"https://App.Example.com", "https://app.example.com", true},
-		{"https://app.example.com:443", "https://app.example.com", true},
-		{"http://localhost:3000", "http://localhost:3000", true},
-		{"http://[::1]:8080", "http://[::1]:8080", true},
-		{"null", "", false},
-		{"file://", "", false},
-		{"https://user@evil.com", "", false},
-		{"https://a.com/path", "", false},
-		{"https://a.com:99999", "", false},
-		{"javascript:alert(1)", "", false},
-		{"", "", false},
-	} {
-		got, ok := normalizeOrigin(tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("normalizeOrigin(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-func FuzzNormalizeOrigin(f *testing.F) {
-	for _, s := range []string{"https://a.example", "http://[::1]:1", "null", "http://x:0", "HTTP://A:80/"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, ok := normalizeOrigin(s)
-		if !ok {
-			return
-		}
-		// A normal form is stable and is itself an accepted origin.
-		if n2, ok2 := normalizeOrigin(n); !ok2 || n2 != n {
-			t.Fatalf("normalizeOrigin(%q) = %q, which normalizes to %q, %v", s, n, n2, ok2)
-		}
-	})
-}
-
 func TestCommandLine(t *testing.T) {
 	if argv, err := commandLine("echo hi | wc -c", nil, ""); err != nil || strings.Join(argv, " ") != "/bin/sh -c echo hi | wc -c" {
 		t.Fatalf("command: %q %v", argv, err)
@@ -249,14 +209,5 @@ func TestSchemasHaveNoNullTypes(t *testing.T) {
 	}
 	if out.Properties["process"].Properties["cmd"].Type != "array" {
 		t.Fatalf("nested schema not simplified: %+v", out.Properties["process"].Properties["cmd"])
-	}
-}
-
-func TestHasPortsRoute(t *testing.T) {
-	if HasPortsRoute([]string{"/v1/sandboxes/{id}/exec", "/healthz"}) {
-		t.Fatal("no ports route, yet found")
-	}
-	if !HasPortsRoute([]string{"/v1/sandboxes/{id}/ports/{port}/{path...}"}) {
-		t.Fatal("ports route not found")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +49,11 @@ type Metrics struct {
 	auditSync     prometheus.Observer
 	auditRecords  prometheus.Counter
 	auditErrors   prometheus.Counter
+	auditFree     prometheus.Gauge
+	auditTotal    prometheus.Gauge
+	auditLow      prometheus.Gauge
+	auditLowSeen  prometheus.Counter
+	auditWasLow   atomic.Bool
 
 	mu     sync.Mutex
 	states map[string]string // sandbox id → state, when following events
@@ -112,6 +118,17 @@ func New(o Options) *Metrics {
 	m.auditErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "paddock", Name: "audit_errors_total",
 		Help: "Audit records that could not be written (their actions were refused, unless fail-open)."})
 	f(m.auditErrors)
+	gauge := func(name, help string) prometheus.Gauge {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "paddock", Name: name, Help: help})
+		f(g)
+		return g
+	}
+	m.auditFree = gauge("audit_disk_free_bytes", "Free bytes on the audit log's volume (a full one makes every audited action fail closed).")
+	m.auditTotal = gauge("audit_disk_total_bytes", "Size of the audit log's volume.")
+	m.auditLow = gauge("audit_disk_low", "1 while free space on the audit volume is below the low-disk alarm (--audit-min-free).")
+	m.auditLowSeen = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "paddock", Name: "audit_disk_low_total",
+		Help: "Times free space on the audit volume fell below the low-disk alarm."})
+	f(m.auditLowSeen)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -225,6 +242,22 @@ func (m *Metrics) AuditBatch(records int, _, sync time.Duration, err error) {
 	m.auditRecords.Add(float64(records))
 	if sync > 0 {
 		m.auditSync.Observe(sync.Seconds())
+	}
+}
+
+// AuditDisk implements audit.DiskStats: the audit volume's space and the
+// low-disk alarm.
+func (m *Metrics) AuditDisk(free, total uint64, low bool) {
+	m.auditFree.Set(float64(free))
+	m.auditTotal.Set(float64(total))
+	if low {
+		m.auditLow.Set(1)
+		if !m.auditWasLow.Swap(true) {
+			m.auditLowSeen.Inc()
+		}
+	} else {
+		m.auditLow.Set(0)
+		m.auditWasLow.Store(false)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -107,5 +108,35 @@ func TestStatesCallback(t *testing.T) {
 	s := scrape(t, m)
 	if s[`paddock_sandboxes{state="running"}`] != 3 || s[`paddock_sandboxes{state="failed"}`] != 1 {
 		t.Fatalf("states: %v", s)
+	}
+}
+
+// The audit log reports its volume's space to the metrics; below the
+// alarm the gauge says so (before a full disk fails actions closed).
+func TestAuditDiskAlarm(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		min  int64
+		low  float64
+	}{
+		{"space", 1 << 10, 0},
+		{"low", 1 << 62, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Options{})
+			var _ audit.DiskStats = m
+			l, err := audit.Open(audit.Options{Dir: t.TempDir(), Stats: m, MinFreeBytes: tc.min})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			s := scrape(t, m)
+			if s[`paddock_audit_disk_free_bytes`] <= 0 || s[`paddock_audit_disk_total_bytes`] < s[`paddock_audit_disk_free_bytes`] {
+				t.Fatalf("disk gauges: free %v total %v", s[`paddock_audit_disk_free_bytes`], s[`paddock_audit_disk_total_bytes`])
+			}
+			if s[`paddock_audit_disk_low`] != tc.low || s[`paddock_audit_disk_low_total`] != tc.low {
+				t.Fatalf("alarm: low %v (times %v), want %v", s[`paddock_audit_disk_low`], s[`paddock_audit_disk_low_total`], tc.low)
+			}
+		})
 	}
 }

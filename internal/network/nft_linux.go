@@ -4,6 +4,7 @@ package network
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -35,11 +36,49 @@ import (
 //	chain forward { type filter hook forward priority filter
 //	    iifname "pdk*" reject with icmpx admin-prohibited
 //	    oifname "pdk*" drop }
+//
+// With an instance identity (anchor addresses set) the redirects are
+// dnat to the instance's own anchor address, where alone its proxy and
+// resolver listen, and the guard rules for other interfaces match that
+// address only: another server's rules and ports are left alone.
 type ruleset struct {
 	table     string
 	prefix    string
 	proxyPort uint16
 	dnsPort   uint16
+	anchor4   netip.Addr // invalid: redirect, listeners on wildcard addresses
+	anchor6   netip.Addr
+}
+
+// anchored reports whether the rules dnat to anchor addresses.
+func (r ruleset) anchored() bool { return r.anchor4.IsValid() }
+
+// toProxy sends what matched to port: redirect (to the interface's own
+// address), or dnat to the anchor of the packet's family.
+func (r ruleset) toProxy(add func(...expr.Any), match []expr.Any, port uint16) {
+	if !r.anchored() {
+		add(cat(match, redirect(port))...)
+		return
+	}
+	for _, a := range []netip.Addr{r.anchor4, r.anchor6} {
+		if a.IsValid() {
+			add(cat(nfproto(a), match, dnat(a, port))...)
+		}
+	}
+}
+
+// guardPort refuses other interfaces' packets to port with verdict: on
+// any address, or on the anchors only.
+func (r ruleset) guardPort(add func(...expr.Any), notIif []expr.Any, proto byte, port uint16, verdict []expr.Any) {
+	if !r.anchored() {
+		add(cat(notIif, l4(proto), dport(port), verdict)...)
+		return
+	}
+	for _, a := range []netip.Addr{r.anchor4, r.anchor6} {
+		if a.IsValid() {
+			add(cat(nfproto(a), daddr(a), notIif, l4(proto), dport(port), verdict)...)
+		}
+	}
 }
 
 func (r ruleset) install(nsfd int) error {
@@ -81,11 +120,12 @@ func (r ruleset) install(nsfd int) error {
 	// Every DNS query goes to the resolver, whatever server it was sent
 	// to (a hard-coded 8.8.8.8 must not bypass the allowlist, nor carry
 	// data out in query names).
-	add(nat, cat(iif, l4(unix.IPPROTO_UDP), dport(53), redirect(r.dnsPort))...)
-	add(nat, cat(iif, l4(unix.IPPROTO_TCP), dport(53), redirect(r.dnsPort))...)
+	addNat := func(e ...expr.Any) { add(nat, e...) }
+	r.toProxy(addNat, cat(iif, l4(unix.IPPROTO_UDP), dport(53)), r.dnsPort)
+	r.toProxy(addNat, cat(iif, l4(unix.IPPROTO_TCP), dport(53)), r.dnsPort)
 	// Every TCP connection goes to the proxy, on any port: programs that
 	// ignore proxy variables are governed too.
-	add(nat, cat(iif, l4(unix.IPPROTO_TCP), redirect(r.proxyPort))...)
+	r.toProxy(addNat, cat(iif, l4(unix.IPPROTO_TCP)), r.proxyPort)
 
 	rst := []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_TCP_RST}}
 	unreach := []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_PORT_UNREACH}}
@@ -105,11 +145,12 @@ func (r ruleset) install(nsfd int) error {
 	// own services (the API, sshd, ...) are never reachable.
 	add(in, cat(iif, l4(unix.IPPROTO_TCP), rst)...)
 	add(in, cat(iif, unreach)...)
-	// The proxy and resolver listen on wildcard addresses: nobody but a
-	// sandbox may reach them.
-	add(in, cat(notIif, l4(unix.IPPROTO_TCP), dport(r.proxyPort), rst)...)
-	add(in, cat(notIif, l4(unix.IPPROTO_TCP), dport(r.dnsPort), rst)...)
-	add(in, cat(notIif, l4(unix.IPPROTO_UDP), dport(r.dnsPort), unreach)...)
+	// Nobody but a sandbox may reach the proxy and resolver (on wildcard
+	// addresses, or on the anchor).
+	addIn := func(e ...expr.Any) { add(in, e...) }
+	r.guardPort(addIn, notIif, unix.IPPROTO_TCP, r.proxyPort, rst)
+	r.guardPort(addIn, notIif, unix.IPPROTO_TCP, r.dnsPort, rst)
+	r.guardPort(addIn, notIif, unix.IPPROTO_UDP, r.dnsPort, unreach)
 
 	// Nothing is routed onward from or to a sandbox, whatever ip_forward
 	// says: the proxy is the only way out.
@@ -172,6 +213,37 @@ func ctState(bits uint32) []expr.Any {
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
 			Mask: binaryutil.NativeEndian.PutUint32(bits), Xor: binaryutil.NativeEndian.PutUint32(0)},
 		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)}}
+}
+
+// nfproto matches the family of a.
+func nfproto(a netip.Addr) []expr.Any {
+	fam := byte(unix.NFPROTO_IPV4)
+	if a.Is6() {
+		fam = unix.NFPROTO_IPV6
+	}
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{fam}}}
+}
+
+// daddr matches destination address a (after nfproto(a)).
+func daddr(a netip.Addr) []expr.Any {
+	off, n := uint32(16), uint32(4)
+	if a.Is6() {
+		off, n = 24, 16
+	}
+	return []expr.Any{&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: a.AsSlice()}}
+}
+
+// dnat sends the packet to a:port (after nfproto(a)).
+func dnat(a netip.Addr, port uint16) []expr.Any {
+	fam := uint32(unix.NFPROTO_IPV4)
+	if a.Is6() {
+		fam = unix.NFPROTO_IPV6
+	}
+	return []expr.Any{&expr.Immediate{Register: 1, Data: a.AsSlice()},
+		&expr.Immediate{Register: 2, Data: binaryutil.BigEndian.PutUint16(port)},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: fam, RegAddrMin: 1, RegProtoMin: 2, Specified: true}}
 }
 
 func accept() []expr.Any { return []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}} }

@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenant"
@@ -566,7 +567,7 @@ for name, args in (("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP
         print(name + ": " + errno.errorcode.get(e.errno, str(e.errno)))
 EOF`, slot.HostV4)
 	out, _ := n.sh(t, sb.ID, script)
-	for _, want := range []string{"udp-host: refused", "raw: EPERM", "raw6: EPERM", "packet: EPERM", "ping: EACCES"} {
+	for _, want := range []string{"udp-host: refused", "raw: EPERM", "raw6: EPERM", "packet: EAFNOSUPPORT", "ping: EACCES"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q:\n%s", want, out)
 		}
@@ -686,7 +687,7 @@ func TestBadInput(t *testing.T) {
 		AllowedDomains: []string{"allowed.test"}}); err != nil {
 		t.Fatal(err)
 	}
-	acme := sandbox.Scope{Tenant: "acme", Actor: "test"}
+	acme := sandbox.Scope{Tenant: "acme", Actor: "test", Rights: rights.All}
 	if _, err := n.Manager.Create(ctx, acme, sandbox.Spec{Network: &sandbox.Network{Mode: "open"}}); errs.CodeOf(err) != errs.CodeForbidden {
 		t.Errorf("acme create open: %v; want forbidden", err)
 	}

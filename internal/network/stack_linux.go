@@ -3,6 +3,7 @@
 package network
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -33,6 +34,14 @@ type Options struct {
 	// HostNS is the path of the network namespace that holds the host
 	// side; "" is the server's own. Tests pass one they created.
 	HostNS string
+	// Instance is this server's network identity (InstanceID of its data
+	// directory, from the composition root). With one, the table,
+	// interface prefix, pools and egress ports derive from it (each still
+	// overridden by its option below when set), the egress listens only
+	// on an address of the instance's own pool, and Sweep touches only
+	// what carries its names. "": the fixed names and ports, and the
+	// egress on wildcard addresses (one server per host).
+	Instance string
 	// Address plan: PoolV4 is split into /30s, PoolV6 into /64s ("none"
 	// for IPv4 only); IfPrefix names the host-side interfaces.
 	PoolV4, PoolV6, IfPrefix string
@@ -56,16 +65,17 @@ type SetupHook func(ctx context.Context, id string, p runtime.NetPolicy, s *runt
 // Stack is the sandboxes' network: interfaces, the nftables table, the
 // egress proxy and resolver. It implements runtime.Network.
 type Stack struct {
-	o     Options
-	log   *slog.Logger
-	plan  Plan
-	ns    *hostNS
-	h     *netlink.Handle // in the host namespace
-	rules ruleset
-	db    attachStore
-	eg    *egress.Server
-	guard *policy.Guard
-	hook  atomic.Pointer[SetupHook]
+	o      Options
+	log    *slog.Logger
+	plan   Plan
+	anchor []netip.Addr // the instance's own egress addresses (on the host's loopback)
+	ns     *hostNS
+	h      *netlink.Handle // in the host namespace
+	rules  ruleset
+	db     attachStore
+	eg     *egress.Server
+	guard  *policy.Guard
+	hook   atomic.Pointer[SetupHook]
 
 	mu    sync.Mutex
 	att   map[string]*attachment
@@ -96,6 +106,31 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.Instance != "" && !validInstance(o.Instance) {
+		return nil, fmt.Errorf("network: instance %q: want %d lower-case hex digits (InstanceID)", o.Instance, InstanceIDLen)
+	}
+	ns, err := openHostNS(o.HostNS)
+	if err != nil {
+		return nil, fmt.Errorf("network: %w", err)
+	}
+	var id identity
+	if o.Instance != "" {
+		if id, err = resolveIdentity(ctx, o, ns); err != nil {
+			ns.close()
+			return nil, err
+		}
+	}
+	if id.ID != "" {
+		o.PoolV4 = cmp.Or(o.PoolV4, id.PoolV4)
+		if o.PoolV6 != "none" {
+			o.PoolV6 = cmp.Or(o.PoolV6, id.PoolV6)
+		}
+		o.IfPrefix = cmp.Or(o.IfPrefix, instanceIfPrefix(id.ID))
+		v4, _ := netip.ParsePrefix(id.PoolV4)
+		o.Table = cmp.Or(o.Table, tableFor(id.ID, v4))
+		o.ProxyPort = cmp.Or(o.ProxyPort, id.ProxyPort)
+		o.DNSPort = cmp.Or(o.DNSPort, id.DNSPort)
+	}
 	if o.PoolV4 == "" {
 		o.PoolV4 = DefaultPoolV4
 	}
@@ -119,20 +154,37 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	plan, err := NewPlan(o.PoolV4, o.PoolV6, o.IfPrefix)
 	if err != nil {
+		ns.close()
 		return nil, fmt.Errorf("network: %w", err)
 	}
 	if plan.V6.IsValid() && !ipv6Available() {
 		o.Log.Warn("IPv6 is not available on this host; sandboxes get IPv4 only")
 		plan.V6 = netip.Prefix{}
 	}
+	slots := plan.Slots
+	var anchor []netip.Addr
+	if id.ID != "" {
+		// The last slot is the instance's anchor: its host-side
+		// addresses, on the host's loopback, are where its egress listens.
+		slots--
+		last := plan.Slot(plan.Slots - 1)
+		anchor = append(anchor, last.HostV4)
+		if last.HostV6.IsValid() {
+			anchor = append(anchor, last.HostV6)
+		}
+	}
 	if o.Upstreams == nil {
 		o.Upstreams = hostResolvers("/etc/resolv.conf")
 	}
 	s := &Stack{o: o, log: o.Log, plan: plan, db: attachStore{o.DB}, att: map[string]*attachment{},
-		used: make([]bool, plan.Slots), stop: make(chan struct{}),
+		used: make([]bool, slots), stop: make(chan struct{}), ns: ns, anchor: anchor,
 		rules: ruleset{table: o.Table, prefix: plan.Prefix, proxyPort: o.ProxyPort, dnsPort: o.DNSPort}}
-	if s.ns, err = openHostNS(o.HostNS); err != nil {
-		return nil, fmt.Errorf("network: %w", err)
+	for _, a := range anchor {
+		if a.Is4() {
+			s.rules.anchor4 = a
+		} else {
+			s.rules.anchor6 = a
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -147,6 +199,9 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("network: netlink: %w", err)
 	}
+	if err := s.addAnchors(); err != nil {
+		return nil, err
+	}
 	if err := s.rules.install(s.ns.fd); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
@@ -154,6 +209,12 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.refreshHostAddrs()
 	eo := o.Egress
 	eo.Log, eo.Dial, eo.Upstreams, eo.Static, eo.Guard = o.Log, s.ns.dial, o.Upstreams, o.Static, s.guard
+	if s.rules.anchored() {
+		// Sandboxes address the proxy at their gateway; dnat takes that to
+		// the anchor, so the connection's original destination is the
+		// gateway, not the proxy's own address.
+		eo.Explicit = s.isGatewayProxy
+	}
 	if s.eg, err = egress.New(eo); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
@@ -212,6 +273,7 @@ func (s *Stack) Close() error {
 			if err := s.rules.remove(s.ns.fd); err != nil {
 				s.log.Warn("network: cannot remove the nftables table", "err", err)
 			}
+			s.removeAnchors()
 		}
 		if s.h != nil {
 			s.h.Close()
@@ -221,9 +283,10 @@ func (s *Stack) Close() error {
 	return nil
 }
 
-// listen opens the proxy's and resolver's sockets in the host namespace.
-// They are bound to wildcard addresses; the table lets only sandbox
-// interfaces reach them, and the proxy answers only sandbox sources.
+// listen opens the proxy's and resolver's sockets in the host namespace:
+// on the instance's anchor addresses, or (without an instance) on
+// wildcard addresses. The table lets only sandbox interfaces reach them,
+// and the proxy answers only sandbox sources.
 func (s *Stack) listen() error {
 	var proxy, dnsTCP []net.Listener
 	var dnsUDP []net.PacketConn
@@ -244,6 +307,16 @@ func (s *Stack) listen() error {
 		any := "0.0.0.0"
 		if f == "6" {
 			any = "::"
+		}
+		if s.rules.anchored() {
+			a := s.rules.anchor4
+			if f == "6" {
+				a = s.rules.anchor6
+			}
+			if !a.IsValid() {
+				continue
+			}
+			any = a.String() // only where this instance's sandboxes are sent
 		}
 		ln, err := s.ns.listen("tcp"+f, net.JoinHostPort(any, strconv.Itoa(int(s.o.ProxyPort))))
 		if err != nil {
@@ -285,7 +358,7 @@ func (s *Stack) load(ctx context.Context) error {
 		slot.IfName = r.IfName
 		s.used[r.Slot] = true
 		s.att[r.Sandbox] = &attachment{id: r.Sandbox, slot: slot, pid: r.Pid, addrs: r.Addrs, policy: r.Policy}
-		s.eg.Set(r.Sandbox, r.Addrs, pol)
+		s.eg.Set(r.Sandbox, "", r.Addrs, pol)
 	}
 	if len(recs) > 0 {
 		s.log.Info("network: attachments reloaded", "count", len(s.att))
@@ -316,7 +389,7 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 		if err := s.db.setPolicy(ctx, id, p); err != nil {
 			return runtime.NetSetup{}, err
 		}
-		s.eg.Set(id, a.addrs, pol)
+		s.eg.Set(id, "", a.addrs, pol)
 		return s.setup(ctx, id, a)
 	}
 	s.mu.Unlock()
@@ -353,7 +426,7 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 		s.forget(a)
 		return runtime.NetSetup{}, err
 	}
-	s.eg.Set(id, a.addrs, pol)
+	s.eg.Set(id, "", a.addrs, pol)
 	return s.setup(ctx, id, a)
 }
 

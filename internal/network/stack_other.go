@@ -19,6 +19,7 @@ type Options struct {
 	DB                       *sql.DB
 	Log                      *slog.Logger
 	HostNS                   string
+	Instance                 string
 	PoolV4, PoolV6, IfPrefix string
 	Table                    string
 	ProxyPort, DNSPort       uint16

@@ -22,6 +22,13 @@ var Migrations = []store.Migration{{Name: "network-1", SQL: `CREATE TABLE networ
 		addrs      TEXT NOT NULL,
 		policy     TEXT NOT NULL,
 		created_at INTEGER NOT NULL
+	)`}, {Name: "network-2", SQL: `CREATE TABLE network_instance (
+		one        INTEGER PRIMARY KEY CHECK (one = 1),
+		instance   TEXT NOT NULL,
+		pool_v4    TEXT NOT NULL,
+		pool_v6    TEXT NOT NULL,
+		proxy_port INTEGER NOT NULL,
+		dns_port   INTEGER NOT NULL
 	)`}}
 
 // record is one attachment as stored.
@@ -83,4 +90,17 @@ func (s attachStore) list(ctx context.Context) ([]record, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// StoreTenants tells the egress proxy each sandbox's tenant from the
+// store's sandboxes table (egress.Options.TenantOf), so that its
+// per-tenant limits count a tenant's sandboxes together.
+func StoreTenants(db *store.DB) func(ctx context.Context, sandbox string) (string, error) {
+	return func(ctx context.Context, id string) (string, error) {
+		sb, err := db.GetSandbox(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return sb.Tenant, nil
+	}
 }

@@ -7,22 +7,22 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // ExecRequest is one command to run (the REST body of POST .../exec).
-type ExecRequest struct {
-	Cmd       []string          `json:"cmd"`
-	Env       map[string]string `json:"env,omitempty"`
-	Cwd       string            `json:"cwd,omitempty"`
-	User      string            `json:"user,omitempty"`
-	TimeoutMs int64             `json:"timeout_ms,omitempty"`
-	Stdin     string            `json:"stdin,omitempty"`
-	// MaxOutputBytes caps each of stdout and stderr (0: the server default).
-	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
-}
+type ExecRequest = wire.ExecRequest
 
 // ExecResult is how a command ended.
-type ExecResult = guestapi.ExecResult
+type ExecResult = wire.ExecResult
+
+// Output receives a command's output as it arrives; an error stops the
+// command.
+type Output interface {
+	Stdout(p []byte) error
+	Stderr(p []byte) error
+}
 
 const (
 	maxArgs       = 4096
@@ -33,7 +33,10 @@ const (
 
 // Exec runs req in sandbox id, streaming output to out. A stdin reader, if
 // given, is streamed to the command (req.Stdin is then ignored).
-func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest, stdin io.Reader, out guestapi.Output, streaming bool) (ExecResult, error) {
+func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest, stdin io.Reader, out Output, streaming bool) (ExecResult, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return ExecResult{}, err
+	}
 	if err := m.validateExec(&req); err != nil {
 		return ExecResult{}, err
 	}
@@ -73,7 +76,8 @@ func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest
 	// a guest that stops answering.
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutMs)*time.Millisecond+10*time.Second)
 	defer cancel()
-	res, err := inst.Guest().Exec(cctx, greq, stdin, out)
+	gres, err := inst.Guest().Exec(cctx, greq, stdin, out)
+	res := wireExec(gres)
 	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
 		err = errs.New(errs.CodeTimeout, "the sandbox did not finish the command in time")
 	}
@@ -117,10 +121,8 @@ func (m *Manager) validateExec(req *ExecRequest) error {
 	if len(req.Cwd) > 4096 {
 		return errs.Invalid("cwd too long")
 	}
-	switch req.User {
-	case "", guestapi.UserRoot, guestapi.UserUser:
-	default:
-		return errs.Invalid("user must be %q or %q", guestapi.UserRoot, guestapi.UserUser)
+	if err := validUser(req.User); err != nil {
+		return err
 	}
 	if req.TimeoutMs < 0 {
 		return errs.Invalid("timeout_ms must not be negative")

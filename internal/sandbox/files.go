@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // The files API: every operation runs inside the sandbox, through its
@@ -16,33 +19,59 @@ import (
 // the caller, validates, audits (intent before, result after; an intent
 // that cannot be recorded aborts) and streams bodies through unbuffered.
 
-// Types of the files API, shared with the guest protocol.
+// Types of the files API (package wire: the REST API's shapes).
 type (
-	FileInfo        = guestapi.FileInfo
-	ReadFileRequest = guestapi.ReadRequest
-	FileReader      = guestapi.FileReader
-	WriteRequest    = guestapi.WriteRequest
-	StatRequest     = guestapi.StatRequest
-	ListRequest     = guestapi.ListRequest
-	ListResult      = guestapi.ListResult
-	MkdirRequest    = guestapi.MkdirRequest
-	MoveRequest     = guestapi.MoveRequest
-	RemoveRequest   = guestapi.RemoveRequest
-	RemoveResult    = guestapi.RemoveResult
-	ArchiveRequest  = guestapi.ArchiveRequest
-	ExtractRequest  = guestapi.ExtractRequest
-	ExtractResult   = guestapi.ExtractResult
-	WatchRequest    = guestapi.WatchRequest
-	FileEvent       = guestapi.FileEvent
-	FindRequest     = guestapi.FindRequest
-	FindResult      = guestapi.FindResult
-	SearchRequest   = guestapi.SearchRequest
-	SearchResult    = guestapi.SearchResult
-	SearchMatch     = guestapi.SearchMatch
-	EditRequest     = guestapi.EditRequest
-	EditResult      = guestapi.EditResult
-	RangeError      = guestapi.RangeError
+	FileInfo        = wire.FileInfo
+	ReadFileRequest = wire.ReadRequest
+	File            = wire.File
+	WriteRequest    = wire.WriteRequest
+	StatRequest     = wire.StatRequest
+	ListRequest     = wire.ListRequest
+	ListResult      = wire.ListResult
+	MkdirRequest    = wire.MkdirRequest
+	MoveRequest     = wire.MoveRequest
+	RemoveRequest   = wire.RemoveRequest
+	RemoveResult    = wire.RemoveResult
+	ArchiveRequest  = wire.ArchiveRequest
+	ExtractRequest  = wire.ExtractRequest
+	ExtractResult   = wire.ExtractResult
+	WatchRequest    = wire.WatchRequest
+	FileEvent       = wire.FileEvent
+	FindRequest     = wire.FindRequest
+	FindResult      = wire.FindResult
+	SearchRequest   = wire.SearchRequest
+	SearchResult    = wire.SearchResult
+	SearchMatch     = wire.SearchMatch
+	EditRequest     = wire.EditRequest
+	EditResult      = wire.EditResult
 )
+
+// Bounds of the files API a caller may want to know before asking.
+const (
+	MaxEditBytes = guestapi.MaxEditBytes // old, new and content of one edit together
+	MaxListDepth = guestapi.MaxListDepth // levels of one listing
+	MaxListLimit = guestapi.MaxListLimit // entries of one listing
+)
+
+// RangeError is a read range that starts past the end of the file.
+type RangeError struct {
+	Size int64 // the file's size
+	Err  error
+}
+
+func (e *RangeError) Error() string { return e.Err.Error() }
+
+// Unwrap exposes the coded error.
+func (e *RangeError) Unwrap() error { return e.Err }
+
+// IsRange reports whether err is a *RangeError.
+func IsRange(err error) (*RangeError, bool) {
+	var re *RangeError
+	if errors.As(err, &re) {
+		return re, true
+	}
+	return nil, false
+}
 
 // FileLimits bound the files API. The sandbox's disk quota applies on top.
 type FileLimits struct {
@@ -74,7 +103,7 @@ func (m *Manager) FileLimits() FileLimits { return m.fileLimits() }
 // fileAct scopes the caller to a running sandbox, records the intent of
 // kind, runs fn with the guest and records its result.
 func (m *Manager) fileAct(ctx context.Context, sc Scope, id, kind string, intent map[string]any, fn func(g *guestapi.Client) (map[string]any, error)) error {
-	g, _, err := m.Guest(ctx, sc, id)
+	g, _, err := m.guest(sc, id)
 	if err != nil {
 		return err
 	}
@@ -115,16 +144,19 @@ func cleanIn(field, p, user string) (string, error) {
 
 func validUser(u string) error {
 	switch u {
-	case "", guestapi.UserRoot, guestapi.UserUser:
+	case "", wire.UserRoot, wire.UserUser:
 		return nil
 	}
-	return errs.Invalid("user must be %q or %q", guestapi.UserRoot, guestapi.UserUser)
+	return errs.Invalid("user must be %q or %q", wire.UserRoot, wire.UserUser)
 }
 
 // ReadFile opens a file (or a byte range of it) in sandbox id. Close the
-// reader; its result event is recorded then, with the bytes sent. A range
+// body; its result event is recorded then, with the bytes sent. A range
 // that starts past the end is a *RangeError.
-func (m *Manager) ReadFile(ctx context.Context, sc Scope, id string, req ReadFileRequest) (*FileReader, error) {
+func (m *Manager) ReadFile(ctx context.Context, sc Scope, id string, req ReadFileRequest) (*File, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return nil, err
@@ -132,13 +164,16 @@ func (m *Manager) ReadFile(ctx context.Context, sc Scope, id string, req ReadFil
 	if req.Offset < 0 || req.Length < 0 || req.Suffix < 0 {
 		return nil, errs.Invalid("offset, length and suffix must not be negative")
 	}
-	var fr *FileReader
+	var fr *guestapi.FileReader
 	var start time.Time
 	err = m.fileAct(ctx, sc, id, "file.read", map[string]any{"path": req.Path, "offset": req.Offset, "length": req.Length,
 		"user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
 		start = time.Now()
 		var err error
-		fr, err = g.ReadFile(ctx, req)
+		fr, err = g.ReadFile(ctx, guestRead(req))
+		if re, ok := guestapi.IsRange(err); ok {
+			return nil, &RangeError{Size: re.Size, Err: re.Err}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -149,8 +184,7 @@ func (m *Manager) ReadFile(ctx context.Context, sc Scope, id string, req ReadFil
 		body := &auditedBody{ReadCloser: fr.Body, done: func(n int64, err error) {
 			m.fileResult(ctx, sc, id, "file.read", start, map[string]any{"path": req.Path, "bytes": n, "size": fr.Size}, err)
 		}}
-		fr.Body = body
-		return fr, nil
+		return &File{Body: body, Size: fr.Size, Offset: fr.Offset, Length: fr.Length, Mode: fr.Mode, MTime: fr.MTime}, nil
 	}
 	return nil, err
 }
@@ -229,6 +263,9 @@ func (a *auditedBody) Close() error {
 // WriteFile streams body (size bytes, or -1 if unknown) into a file. The
 // file is replaced only when the whole body arrived.
 func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteRequest, body io.Reader, size int64) (FileInfo, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return FileInfo{}, err
@@ -249,7 +286,8 @@ func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteR
 	err = m.fileAct(ctx, sc, id, "file.write", map[string]any{"path": req.Path, "size": size, "mode": req.Mode,
 		"parents": req.Parents, "user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
 		var err error
-		fi, err = g.WriteFile(ctx, req, body, size)
+		gfi, err := g.WriteFile(ctx, guestWrite(req), body, size)
+		fi = wireFile(gfi)
 		if err != nil {
 			return nil, err
 		}
@@ -260,6 +298,9 @@ func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteR
 
 // StatFile describes one path (lstat, or the target with Follow).
 func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return FileInfo{}, err
@@ -268,7 +309,8 @@ func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatReq
 	err = m.fileAct(ctx, sc, id, "file.stat", map[string]any{"path": req.Path, "user": req.User},
 		func(g *guestapi.Client) (map[string]any, error) {
 			var err error
-			fi, err = g.Stat(ctx, req)
+			gfi, err := g.Stat(ctx, guestStat(req))
+			fi = wireFile(gfi)
 			return nil, err
 		})
 	return fi, err
@@ -276,43 +318,42 @@ func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatReq
 
 // ListFiles lists a directory.
 func (m *Manager) ListFiles(ctx context.Context, sc Scope, id string, req ListRequest) (ListResult, error) {
-	raw, err := m.ListFilesJSON(ctx, sc, id, req)
+	if err := sc.Need(rights.Read); err != nil {
+		return ListResult{}, err
+	}
+	var err error
+	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
+		return ListResult{}, err
+	}
+	if req.Depth < 0 || req.Depth > guestapi.MaxListDepth {
+		return ListResult{}, errs.Invalid("depth must be between 1 and %d", guestapi.MaxListDepth)
+	}
+	if req.Limit < 0 || req.Limit > guestapi.MaxListLimit {
+		return ListResult{}, errs.Invalid("limit must be between 1 and %d", guestapi.MaxListLimit)
+	}
+	var res guestapi.ListResult
+	err = m.fileAct(ctx, sc, id, "file.list", map[string]any{"path": req.Path, "depth": req.Depth, "user": req.User},
+		func(g *guestapi.Client) (map[string]any, error) {
+			raw, err := g.ListRaw(ctx, guestList(req))
+			if err != nil {
+				return nil, err
+			}
+			if res, err = guestapi.DecodeList(raw.JSON); err != nil {
+				return nil, errs.Wrap(errs.CodeUnavailable, err, "the sandbox sent a malformed listing")
+			}
+			return map[string]any{"entries": raw.Entries, "truncated": raw.Truncated}, nil
+		})
 	if err != nil {
 		return ListResult{}, err
 	}
-	res, err := guestapi.DecodeList(raw)
-	if err != nil {
-		return res, errs.Wrap(errs.CodeUnavailable, err, "the sandbox sent a malformed listing")
-	}
-	return res, nil
-}
-
-// ListFilesJSON is ListFiles with the answer left as the guest encoded it
-// (a ListResult in JSON): a large listing passes through without being
-// decoded and encoded again.
-func (m *Manager) ListFilesJSON(ctx context.Context, sc Scope, id string, req ListRequest) ([]byte, error) {
-	var err error
-	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
-		return nil, err
-	}
-	if req.Depth < 0 || req.Depth > guestapi.MaxListDepth {
-		return nil, errs.Invalid("depth must be between 1 and %d", guestapi.MaxListDepth)
-	}
-	if req.Limit < 0 || req.Limit > guestapi.MaxListLimit {
-		return nil, errs.Invalid("limit must be between 1 and %d", guestapi.MaxListLimit)
-	}
-	var raw guestapi.RawList
-	err = m.fileAct(ctx, sc, id, "file.list", map[string]any{"path": req.Path, "depth": req.Depth, "user": req.User},
-		func(g *guestapi.Client) (map[string]any, error) {
-			var err error
-			raw, err = g.ListRaw(ctx, req)
-			return map[string]any{"entries": raw.Entries, "truncated": raw.Truncated}, err
-		})
-	return raw.JSON, err
+	return wireListResult(res), nil
 }
 
 // MakeDir makes a directory (with Parents: mkdir -p).
 func (m *Manager) MakeDir(ctx context.Context, sc Scope, id string, req MkdirRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return FileInfo{}, err
@@ -326,7 +367,8 @@ func (m *Manager) MakeDir(ctx context.Context, sc Scope, id string, req MkdirReq
 	err = m.fileAct(ctx, sc, id, "file.mkdir", map[string]any{"path": req.Path, "parents": req.Parents, "mode": req.Mode,
 		"user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
 		var err error
-		fi, err = g.Mkdir(ctx, req)
+		gfi, err := g.Mkdir(ctx, guestMkdir(req))
+		fi = wireFile(gfi)
 		return nil, err
 	})
 	return fi, err
@@ -334,6 +376,9 @@ func (m *Manager) MakeDir(ctx context.Context, sc Scope, id string, req MkdirReq
 
 // MoveFile renames a path.
 func (m *Manager) MoveFile(ctx context.Context, sc Scope, id string, req MoveRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return FileInfo{}, err
+	}
 	var err error
 	if req.From, err = cleanIn("from", req.From, req.User); err != nil {
 		return FileInfo{}, err
@@ -345,7 +390,8 @@ func (m *Manager) MoveFile(ctx context.Context, sc Scope, id string, req MoveReq
 	err = m.fileAct(ctx, sc, id, "file.move", map[string]any{"from": req.From, "to": req.To, "overwrite": req.Overwrite,
 		"user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
 		var err error
-		fi, err = g.Move(ctx, req)
+		gfi, err := g.Move(ctx, guestMove(req))
+		fi = wireFile(gfi)
 		return nil, err
 	})
 	return fi, err
@@ -353,6 +399,9 @@ func (m *Manager) MoveFile(ctx context.Context, sc Scope, id string, req MoveReq
 
 // RemoveFile removes a path (a non-empty directory needs Recursive).
 func (m *Manager) RemoveFile(ctx context.Context, sc Scope, id string, req RemoveRequest) (RemoveResult, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return RemoveResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return RemoveResult{}, err
@@ -361,7 +410,8 @@ func (m *Manager) RemoveFile(ctx context.Context, sc Scope, id string, req Remov
 	err = m.fileAct(ctx, sc, id, "file.remove", map[string]any{"path": req.Path, "recursive": req.Recursive, "user": req.User},
 		func(g *guestapi.Client) (map[string]any, error) {
 			var err error
-			res, err = g.Remove(ctx, req)
+			gres, err := g.Remove(ctx, guestRemove(req))
+			res = RemoveResult{Removed: gres.Removed}
 			return map[string]any{"removed": res.Removed}, err
 		})
 	return res, err
@@ -369,16 +419,22 @@ func (m *Manager) RemoveFile(ctx context.Context, sc Scope, id string, req Remov
 
 // DownloadArchive streams a directory (or file) as tar, gzip'd if asked.
 func (m *Manager) DownloadArchive(ctx context.Context, sc Scope, id string, req ArchiveRequest) (io.ReadCloser, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return nil, err
 	}
 	return m.fileActStream(ctx, sc, id, "file.archive.download", map[string]any{"path": req.Path, "gzip": req.Gzip, "user": req.User},
-		func(g *guestapi.Client) (io.ReadCloser, error) { return g.Archive(ctx, req) })
+		func(g *guestapi.Client) (io.ReadCloser, error) { return g.Archive(ctx, guestArchive(req)) })
 }
 
 // UploadArchive extracts a tar (or tar.gz) body into a directory.
 func (m *Manager) UploadArchive(ctx context.Context, sc Scope, id string, req ExtractRequest, body io.Reader, size int64) (ExtractResult, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return ExtractResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return ExtractResult{}, err
@@ -400,7 +456,8 @@ func (m *Manager) UploadArchive(ctx context.Context, sc Scope, id string, req Ex
 	err = m.fileAct(ctx, sc, id, "file.archive.upload", map[string]any{"path": req.Path, "size": size, "user": req.User},
 		func(g *guestapi.Client) (map[string]any, error) {
 			var err error
-			res, err = g.Extract(ctx, req, body, size)
+			gres, err := g.Extract(ctx, guestExtract(req), body, size)
+			res = wireExtract(gres)
 			return map[string]any{"files": res.Files, "dirs": res.Dirs, "bytes": res.Bytes, "stripped_setid": res.Stripped}, err
 		})
 	return res, err
@@ -421,7 +478,7 @@ func (w *FileWatch) Next() (FileEvent, error) {
 	if err == nil {
 		w.n++
 	}
-	return ev, err
+	return wireFileEvent(ev), err
 }
 
 // Close ends the watch.
@@ -433,6 +490,9 @@ func (w *FileWatch) Close() error {
 
 // WatchFiles streams changes under a path. The first event is "ready".
 func (m *Manager) WatchFiles(ctx context.Context, sc Scope, id string, req WatchRequest) (*FileWatch, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return nil, err
@@ -443,7 +503,7 @@ func (m *Manager) WatchFiles(ctx context.Context, sc Scope, id string, req Watch
 		func(g *guestapi.Client) (map[string]any, error) {
 			start = time.Now()
 			var err error
-			if s, err = g.Watch(ctx, req); err != nil {
+			if s, err = g.Watch(ctx, guestWatch(req)); err != nil {
 				return nil, err
 			}
 			return nil, errStreaming
@@ -458,6 +518,9 @@ func (m *Manager) WatchFiles(ctx context.Context, sc Scope, id string, req Watch
 
 // FindFiles globs for paths under a directory.
 func (m *Manager) FindFiles(ctx context.Context, sc Scope, id string, req FindRequest) (FindResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return FindResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return FindResult{}, err
@@ -475,7 +538,8 @@ func (m *Manager) FindFiles(ctx context.Context, sc Scope, id string, req FindRe
 	err = m.fileAct(ctx, sc, id, "file.find", map[string]any{"path": req.Path, "pattern": req.Pattern, "user": req.User},
 		func(g *guestapi.Client) (map[string]any, error) {
 			var err error
-			res, err = g.Find(ctx, req)
+			gres, err := g.Find(ctx, guestFind(req))
+			res = wireFind(gres)
 			return map[string]any{"matches": len(res.Matches), "truncated": res.Truncated}, err
 		})
 	return res, err
@@ -483,6 +547,9 @@ func (m *Manager) FindFiles(ctx context.Context, sc Scope, id string, req FindRe
 
 // SearchFiles greps files under a path.
 func (m *Manager) SearchFiles(ctx context.Context, sc Scope, id string, req SearchRequest) (SearchResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return SearchResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
 		return SearchResult{}, err
@@ -503,7 +570,8 @@ func (m *Manager) SearchFiles(ctx context.Context, sc Scope, id string, req Sear
 	err = m.fileAct(ctx, sc, id, "file.search", map[string]any{"path": req.Path, "query": req.Query, "regexp": req.Regexp,
 		"user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
 		var err error
-		res, err = g.Search(ctx, req)
+		gres, err := g.Search(ctx, guestSearch(req))
+		res = wireSearch(gres)
 		return map[string]any{"matches": len(res.Matches), "truncated": res.Truncated, "files_scanned": res.FilesScanned}, err
 	})
 	return res, err
@@ -511,6 +579,9 @@ func (m *Manager) SearchFiles(ctx context.Context, sc Scope, id string, req Sear
 
 // EditFile changes a file in place (see EditRequest).
 func (m *Manager) EditFile(ctx context.Context, sc Scope, id string, req EditRequest) (EditResult, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return EditResult{}, err
+	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
 		return EditResult{}, err
@@ -532,7 +603,8 @@ func (m *Manager) EditFile(ctx context.Context, sc Scope, id string, req EditReq
 	err = m.fileAct(ctx, sc, id, "file.edit", map[string]any{"path": req.Path, "start_line": req.StartLine,
 		"end_line": req.EndLine, "replace_all": req.ReplaceAll, "user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
 		var err error
-		res, err = g.Edit(ctx, req)
+		gres, err := g.Edit(ctx, guestEdit(req))
+		res = wireEdit(gres)
 		return map[string]any{"replacements": res.Replacements, "size": res.File.Size}, err
 	})
 	return res, err

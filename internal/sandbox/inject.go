@@ -4,6 +4,7 @@ import (
 	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Secret injection (docs/network.md, "Secrets"): a spec's network.inject
@@ -15,10 +16,10 @@ import (
 // policy: a rule's host must be one the sandbox may reach by name. That
 // the secrets exist, and that the tenant may use secrets, is checked by
 // the Admission (package secret/inject), which has the secret store.
-func normalizeInject(p *policy.Policy, rules []secret.Rule) ([]secret.Rule, error) {
-	out, err := secret.NormalizeRules(rules)
+func normalizeInject(p *policy.Policy, rules []wire.InjectRule) ([]wire.InjectRule, error) {
+	out, err := secret.NormalizeRules(SecretRules(rules))
 	if err != nil || len(out) == 0 {
-		return out, err
+		return nil, err
 	}
 	if p.Mode == NetNone {
 		return nil, errs.Invalid("network.inject needs network mode allowlist or open")
@@ -28,7 +29,32 @@ func normalizeInject(p *policy.Policy, rules []secret.Rule) ([]secret.Rule, erro
 			return nil, errs.Invalid("network.inject[%d].host %q is not allowed by the policy: add it to network.allow", i, r.Host)
 		}
 	}
-	return out, nil
+	return wireRules(out), nil
+}
+
+// SecretRules are a spec's inject rules as the secret package (and the
+// egress interceptor) takes them.
+func SecretRules(in []wire.InjectRule) []secret.Rule {
+	if in == nil {
+		return nil
+	}
+	out := make([]secret.Rule, len(in))
+	for i, r := range in {
+		out[i] = secret.Rule{Host: r.Host, Header: r.Header, Value: r.Value}
+	}
+	return out
+}
+
+// wireRules are rules of the secret package as a spec holds them.
+func wireRules(in []secret.Rule) []wire.InjectRule {
+	if in == nil {
+		return nil
+	}
+	out := make([]wire.InjectRule, len(in))
+	for i, r := range in {
+		out[i] = wire.InjectRule{Host: r.Host, Header: r.Header, Value: r.Value}
+	}
+	return out
 }
 
 func allowed(p *policy.Policy, name string, port int) bool {
@@ -39,7 +65,7 @@ func allowed(p *policy.Policy, name string, port int) bool {
 // injectHosts are the hosts of rules ("name" or "name:port"), without
 // repeats, for the backend (runtime.NetPolicy.Intercept): a sandbox with
 // any gets an egress CA.
-func injectHosts(rules []secret.Rule) []string {
+func injectHosts(rules []wire.InjectRule) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range rules {
@@ -66,7 +92,7 @@ func (m *Manager) InjectRules(id string) (tenant string, rules []secret.Rule, ok
 		return "", nil, false
 	}
 	if n := b.sb.Spec.Network; n != nil {
-		rules = n.Inject
+		rules = SecretRules(n.Inject)
 	}
 	return b.sb.Tenant, rules, true
 }

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func TestNormalizeInject(t *testing.T) {
-	rule := func(host string) []secret.Rule {
-		return []secret.Rule{{Host: host, Header: "authorization", Value: "Bearer {secret:T}"}}
+	rule := func(host string) []wire.InjectRule {
+		return []wire.InjectRule{{Host: host, Header: "authorization", Value: "Bearer {secret:T}"}}
 	}
 	for _, tc := range []struct {
 		n    Network

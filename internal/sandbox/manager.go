@@ -11,41 +11,33 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // State of a sandbox.
-type State string
+type State = wire.State
 
 // States.
 const (
-	StateRunning State = "running"
-	StateFailed  State = "failed" // the guest exited on its own; resources released
+	StateRunning = wire.StateRunning
+	StateFailed  = wire.StateFailed // the guest exited on its own; resources released
 )
 
 // Sandbox is the public view of one sandbox.
-type Sandbox struct {
-	ID        string    `json:"id"`
-	Tenant    string    `json:"tenant"`
-	State     State     `json:"state"`
-	Spec      Spec      `json:"spec"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Reason    string    `json:"reason,omitempty"` // why a failed sandbox stopped
-	FromPool  bool      `json:"from_pool,omitempty"`
-}
+type Sandbox = wire.Sandbox
 
-// Scope is who is asking: a sandbox outside the tenant does not exist for
-// them.
-type Scope struct {
-	Tenant string
-	Actor  string // key id, for the record
-	// Sandbox, when set, is the only sandbox this caller may see (a
-	// sandbox-scoped token); it cannot create or list.
-	Sandbox string
-}
+// Stats is a sandbox's consumption.
+type Stats = wire.Stats
+
+// Scope is who is asking and what they may do (package rights): a
+// sandbox outside the tenant does not exist for them, and every method
+// that acts for a caller checks the right it needs first, before it
+// looks the sandbox up.
+type Scope = rights.Scope
 
 // Admission decides whether a caller may do op ("create", "timeout",
 // "network") with spec: tenant quotas, ceilings and rate limits live behind
@@ -260,7 +252,7 @@ func (m *Manager) admit(ctx context.Context, sc Scope, op string, spec *Spec) (d
 	if m.adm == nil {
 		return func() {}, nil
 	}
-	done, err = m.adm.Admit(ctx, sc, op, spec, func() []Sandbox { return m.List(ctx, Scope{Tenant: sc.Tenant}, nil) })
+	done, err = m.adm.Admit(ctx, sc, op, spec, func() []Sandbox { return m.tenantList(sc.Tenant, "", nil) })
 	if done == nil {
 		done = func() {}
 	}
@@ -269,6 +261,9 @@ func (m *Manager) admit(ctx context.Context, sc Scope, op string, spec *Spec) (d
 
 // Create makes a sandbox for scope.
 func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return Sandbox{}, err
+	}
 	if sc.Sandbox != "" {
 		return Sandbox{}, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
 	}
@@ -487,6 +482,20 @@ func (m *Manager) find(sc Scope, id string) (*box, error) {
 
 // Get returns one sandbox.
 func (m *Manager) Get(ctx context.Context, sc Scope, id string) (Sandbox, error) {
+	return m.Resolve(ctx, sc, id, rights.Read)
+}
+
+// Resolve checks that sc holds need (0: no right beyond seeing the
+// sandbox) and may see sandbox id, and returns it: the check an action
+// makes before it starts, for a caller that must answer before it acts
+// (a WebSocket before its upgrade, an adapter that maps a failed sandbox
+// to its own answer).
+func (m *Manager) Resolve(ctx context.Context, sc Scope, id string, need rights.Right) (Sandbox, error) {
+	if need != 0 {
+		if err := sc.Need(need); err != nil {
+			return Sandbox{}, err
+		}
+	}
 	b, err := m.find(sc, id)
 	if err != nil {
 		return Sandbox{}, err
@@ -498,7 +507,37 @@ func (m *Manager) Get(ctx context.Context, sc Scope, id string) (Sandbox, error)
 
 // List returns the scope's sandboxes whose labels include all of match,
 // oldest first.
-func (m *Manager) List(ctx context.Context, sc Scope, match map[string]string) []Sandbox {
+func (m *Manager) List(ctx context.Context, sc Scope, match map[string]string) ([]Sandbox, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
+	return m.tenantList(sc.Tenant, sc.Sandbox, match), nil
+}
+
+// Exists reports whether tenant has sandbox id: the server's own check,
+// for state an adapter keeps per sandbox (it is not a caller's).
+func (m *Manager) Exists(id, tenant string) bool {
+	b := m.lookup(id)
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.gone && b.sb.Tenant == tenant
+}
+
+// TenantSandboxes lists every sandbox of tenant, for a caller who
+// manages tenants (their usage against quotas).
+func (m *Manager) TenantSandboxes(ctx context.Context, sc Scope, tenant string) ([]Sandbox, error) {
+	if err := sc.Need(rights.Keys); err != nil {
+		return nil, err
+	}
+	return m.tenantList(tenant, "", nil), nil
+}
+
+// tenantList is List for the server's own use: tenant's sandboxes (only
+// sandbox, if set) with labels matching match.
+func (m *Manager) tenantList(tenant, sandbox string, match map[string]string) []Sandbox {
 	m.mu.Lock()
 	boxes := make([]*box, 0, len(m.boxes))
 	for _, b := range m.boxes {
@@ -510,7 +549,7 @@ func (m *Manager) List(ctx context.Context, sc Scope, match map[string]string) [
 		b.mu.Lock()
 		sb, gone := b.sb, b.gone
 		b.mu.Unlock()
-		if gone || sb.Tenant != sc.Tenant || (sc.Sandbox != "" && sc.Sandbox != sb.ID) || !labelsMatch(sb.Spec.Labels, match) {
+		if gone || sb.Tenant != tenant || (sandbox != "" && sandbox != sb.ID) || !labelsMatch(sb.Spec.Labels, match) {
 			continue
 		}
 		out = append(out, sb)
@@ -535,6 +574,9 @@ func labelsMatch(have, want map[string]string) bool {
 
 // Delete destroys a sandbox.
 func (m *Manager) Delete(ctx context.Context, sc Scope, id string) error {
+	if err := sc.Need(rights.Write); err != nil {
+		return err
+	}
 	b, err := m.find(sc, id)
 	if err != nil {
 		return err
@@ -581,6 +623,9 @@ func (m *Manager) destroy(b *box) {
 
 // SetTimeout moves a sandbox's expiry to now+d.
 func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Duration) (Sandbox, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return Sandbox{}, err
+	}
 	b, err := m.find(sc, id)
 	if err != nil {
 		return Sandbox{}, err
@@ -607,16 +652,22 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 		return Sandbox{}, err
 	}
 	m.arm(b)
-	return m.Get(ctx, sc, id)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb, nil
 }
 
 // Stats reads a sandbox's consumption.
-func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (runtime.Stats, error) {
+func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (Stats, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return wire.Stats{}, err
+	}
 	b, err := m.running(sc, id)
 	if err != nil {
-		return runtime.Stats{}, err
+		return wire.Stats{}, err
 	}
-	return b.inst.Stats()
+	st, err := b.inst.Stats()
+	return wireStats(st), err
 }
 
 // running is find, plus "must be running".
@@ -633,9 +684,9 @@ func (m *Manager) running(sc Scope, id string) (*box, error) {
 	return b, nil
 }
 
-// Guest returns the agent client of a running sandbox, for services built
-// on the guest (files, processes, terminals) and the sandbox's spec.
-func (m *Manager) Guest(ctx context.Context, sc Scope, id string) (*guestapi.Client, Spec, error) {
+// guest returns the agent client of running sandbox id (the caller's
+// right was checked) and the sandbox's spec.
+func (m *Manager) guest(sc Scope, id string) (*guestapi.Client, Spec, error) {
 	b, err := m.running(sc, id)
 	if err != nil {
 		return nil, Spec{}, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -31,8 +32,8 @@ func TestScopes(t *testing.T) {
 	e := testenv.New(t, testenv.Options{})
 	ctx := context.Background()
 	tenants(t, e, "a", "b")
-	a := sandbox.Scope{Tenant: "a", Actor: "ka"}
-	b := sandbox.Scope{Tenant: "b", Actor: "kb"}
+	a := sandbox.Scope{Tenant: "a", Actor: "ka", Rights: rights.All}
+	b := sandbox.Scope{Tenant: "b", Actor: "kb", Rights: rights.All}
 	sa, err := e.Manager.Create(ctx, a, sandbox.Spec{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestScopes(t *testing.T) {
 	if err := e.Manager.Delete(ctx, b, sa.ID); !errorsIs(err, errs.ErrNotFound) {
 		t.Fatalf("Delete from b: %v", err)
 	}
-	if got := e.Manager.List(ctx, b, nil); len(got) != 0 {
+	if got, _ := e.Manager.List(ctx, b, nil); len(got) != 0 {
 		t.Fatalf("b lists a's sandbox: %v", got)
 	}
 	// A sandbox-scoped caller sees only its sandbox and cannot create.
@@ -55,8 +56,8 @@ func TestScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := sandbox.Scope{Tenant: "a", Actor: "tok", Sandbox: sa.ID}
-	if got := e.Manager.List(ctx, tok, nil); len(got) != 1 || got[0].ID != sa.ID {
+	tok := sandbox.Scope{Tenant: "a", Actor: "tok", Sandbox: sa.ID, Token: true, Rights: rights.Of(rights.Read, rights.Write, rights.Exec)}
+	if got, _ := e.Manager.List(ctx, tok, nil); len(got) != 1 || got[0].ID != sa.ID {
 		t.Fatalf("token lists %v", got)
 	}
 	if _, err := e.Manager.Get(ctx, tok, sa2.ID); !errorsIs(err, errs.ErrNotFound) {
@@ -78,7 +79,7 @@ func TestDeleteLabeled(t *testing.T) {
 	e := testenv.New(t, testenv.Options{})
 	ctx := context.Background()
 	tenants(t, e, "x")
-	orphan, err := e.Manager.Create(ctx, sandbox.Scope{Tenant: "x"}, sandbox.Spec{Labels: map[string]string{"mcp-session": "s1"}})
+	orphan, err := e.Manager.Create(ctx, sandbox.Scope{Tenant: "x", Rights: rights.All}, sandbox.Spec{Labels: map[string]string{"mcp-session": "s1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestDeleteLabeled(t *testing.T) {
 	if n := e.Manager.DeleteLabeled(ctx, "mcp-session"); n != 1 {
 		t.Fatalf("deleted %d, want 1", n)
 	}
-	if _, err := e.Manager.Get(ctx, sandbox.Scope{Tenant: "x"}, orphan.ID); !errorsIs(err, errs.ErrNotFound) {
+	if _, err := e.Manager.Get(ctx, sandbox.Scope{Tenant: "x", Rights: rights.All}, orphan.ID); !errorsIs(err, errs.ErrNotFound) {
 		t.Fatalf("orphan still there: %v", err)
 	}
 	if _, err := e.Manager.Get(ctx, e.Scope, keep.ID); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -31,6 +32,9 @@ func (m *Manager) Network(ctx context.Context, sc Scope, id string) (Network, er
 // connections follow it at once; open connections the new policy no
 // longer allows are closed by the proxy.
 func (m *Manager) SetNetwork(ctx context.Context, sc Scope, id string, n Network) (Network, error) {
+	if err := sc.Need(rights.Network); err != nil {
+		return Network{}, err
+	}
 	b, err := m.running(sc, id)
 	if err != nil {
 		return Network{}, err

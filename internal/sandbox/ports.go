@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 )
 
 // Exposed ports (docs/ports.md): a TCP port a sandbox listens on, reached
@@ -39,6 +40,9 @@ func (t *PortTarget) Dial(ctx context.Context) (net.Conn, error) { return t.d.Di
 // to it. Each request through the port proxy asks again, so a quota
 // change or a deleted sandbox takes effect at once.
 func (m *Manager) ExposePort(ctx context.Context, sc Scope, id string, port int) (*PortTarget, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
 	if port < 1 || port > 65535 {
 		return nil, errs.Invalid("port must be between 1 and 65535")
 	}

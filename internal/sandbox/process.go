@@ -9,45 +9,38 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// ProcessRequest starts a background process (the REST body of
-// POST .../processes).
-type ProcessRequest struct {
-	// Cmd is run directly (no shell). Empty with PTY: the user's login shell.
-	Cmd  []string          `json:"cmd"`
-	Env  map[string]string `json:"env,omitempty"`
-	Cwd  string            `json:"cwd,omitempty"`
-	User string            `json:"user,omitempty"`
-	// Tag names the process (unique among running ones); "tag:NAME" then
-	// finds it where a pid is expected.
-	Tag string `json:"tag,omitempty"`
-	// PTY runs the process on a terminal of this size.
-	PTY *PTYSize `json:"pty,omitempty"`
-	// Stdin keeps the process's input open for writing (otherwise it
-	// reads /dev/null). A terminal always has input.
-	Stdin bool `json:"stdin,omitempty"`
-	// BufferBytes is the output kept per stream (0: 1 MiB).
-	BufferBytes int64 `json:"buffer_bytes,omitempty"`
+// Types of the process API (package wire: the REST API's shapes). Where
+// output starts is wire's from parameter: wire.FromStart, wire.FromTail,
+// an offset, or wire.FromOffsets.
+type (
+	ProcessRequest = wire.ProcessRequest
+	ProcessInfo    = wire.ProcessInfo
+	PTYSize        = wire.PTYSize
+	OutputEvent    = wire.OutputEvent
+	OutputOptions  = wire.OutputOptions
+	StreamInfo     = wire.StreamInfo
+	Control        = wire.Control
+)
+
+// ValidFrom checks an output start position: "start", "tail", an offset,
+// or "stdout:N,stderr:M".
+func ValidFrom(s string) error {
+	_, err := guestapi.ParseFrom(s)
+	return err
 }
 
-// Types of the process API, shared with the guest protocol.
-type (
-	ProcessInfo   = guestapi.ProcessInfo
-	PTYSize       = guestapi.PTYSize
-	OutputEvent   = guestapi.OutputEvent
-	OutputOptions = guestapi.OutputOptions
-	From          = guestapi.From
-	StreamInfo    = guestapi.StreamInfo
-	FromMode      = guestapi.FromMode
-)
+// ValidPTY checks a terminal size.
+func ValidPTY(size PTYSize) error { return guestapi.PTYSize{Rows: size.Rows, Cols: size.Cols}.Valid() }
 
-// Where an output reader starts.
-const (
-	FromStart  = guestapi.FromStart  // the oldest byte kept
-	FromTail   = guestapi.FromTail   // new output only
-	FromOffset = guestapi.FromOffset // byte offsets
-)
+// ValidTag checks a process tag.
+func ValidTag(tag string) error { return guestapi.ValidTag(tag) }
+
+// SignalNumber reads a signal: a name ("SIGTERM", "TERM") or a number.
+func SignalNumber(sig string) (int, error) { return guestapi.ParseSignal(sig) }
 
 // MaxProcessWait bounds one wait call.
 const MaxProcessWait = time.Hour
@@ -75,7 +68,7 @@ func (m *Manager) act(ctx context.Context, sc Scope, id, kind string, intent map
 
 // procGuest resolves the sandbox (scoped) and checks the process reference.
 func (m *Manager) procGuest(ctx context.Context, sc Scope, id, ref string) (*guestapi.Client, error) {
-	g, _, err := m.Guest(ctx, sc, id)
+	g, _, err := m.guest(sc, id)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +96,8 @@ func validateProcess(req *ProcessRequest) error {
 	if len(req.Cwd) > 4096 {
 		return errs.Invalid("cwd too long")
 	}
-	switch req.User {
-	case "", guestapi.UserRoot, guestapi.UserUser:
-	default:
-		return errs.Invalid("user must be %q or %q", guestapi.UserRoot, guestapi.UserUser)
+	if err := validUser(req.User); err != nil {
+		return err
 	}
 	if req.Tag != "" {
 		if err := guestapi.ValidTag(req.Tag); err != nil {
@@ -114,12 +105,15 @@ func validateProcess(req *ProcessRequest) error {
 		}
 	}
 	if req.PTY != nil {
-		if err := req.PTY.Valid(); err != nil {
+		if err := ValidPTY(*req.PTY); err != nil {
 			return err
 		}
 	}
 	if b := req.BufferBytes; b != 0 && (b < guestapi.MinProcessBuffer || b > guestapi.MaxProcessBuffer) {
 		return errs.Invalid("buffer_bytes must be %d..%d", guestapi.MinProcessBuffer, guestapi.MaxProcessBuffer)
+	}
+	if req.TimeoutMs < 0 || req.TimeoutMs > wire.MaxProcessTimeoutMs {
+		return errs.Invalid("timeout_ms must be 0..%d", int64(wire.MaxProcessTimeoutMs))
 	}
 	return nil
 }
@@ -146,10 +140,13 @@ func validArgv(cmd []string) error {
 // StartProcess starts a background process in sandbox id. It runs until it
 // exits, is killed, or the sandbox ends — independent of any client.
 func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req ProcessRequest) (ProcessInfo, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return ProcessInfo{}, err
+	}
 	if err := validateProcess(&req); err != nil {
 		return ProcessInfo{}, err
 	}
-	g, spec, err := m.Guest(ctx, sc, id)
+	g, spec, err := m.guest(sc, id)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
@@ -165,11 +162,13 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 	}
 	var info ProcessInfo
 	err = m.act(ctx, sc, id, "process.start",
-		map[string]any{"argv": req.Cmd, "cwd": req.Cwd, "user": req.User, "tag": req.Tag, "pty": req.PTY != nil, "stdin": req.Stdin},
+		map[string]any{"argv": req.Cmd, "cwd": req.Cwd, "user": req.User, "tag": req.Tag, "pty": req.PTY != nil, "stdin": req.Stdin,
+			"timeout_ms": req.TimeoutMs},
 		func() (map[string]any, error) {
 			var err error
-			info, err = g.StartProcess(ctx, guestapi.ProcessStartRequest{Argv: req.Cmd, Env: env, Cwd: req.Cwd, User: req.User,
-				Tag: req.Tag, PTY: req.PTY, Stdin: req.Stdin, BufferBytes: req.BufferBytes})
+			gi, err := g.StartProcess(ctx, guestapi.ProcessStartRequest{Argv: req.Cmd, Env: env, Cwd: req.Cwd, User: req.User,
+				Tag: req.Tag, PTY: guestPTY(req.PTY), Stdin: req.Stdin, BufferBytes: req.BufferBytes, TimeoutMs: req.TimeoutMs})
+			info = wireProcess(gi)
 			if err != nil {
 				return nil, err
 			}
@@ -180,34 +179,71 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 
 // Processes lists the sandbox's running and recently exited processes.
 func (m *Manager) Processes(ctx context.Context, sc Scope, id string) ([]ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	g, err := m.procGuest(ctx, sc, id, "")
 	if err != nil {
 		return nil, err
 	}
-	return g.ListProcesses(ctx)
+	list, err := g.ListProcesses(ctx)
+	return wireProcesses(list), err
 }
 
 // Process describes one process; ref is a pid, a process id or "tag:NAME".
 func (m *Manager) Process(ctx context.Context, sc Scope, id, ref string) (ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ProcessInfo{}, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	return g.Process(ctx, ref)
+	info, err := g.Process(ctx, ref)
+	return wireProcess(info), err
+}
+
+// ResolveProcess is Process for a caller about to act on the process
+// with need (0: no right beyond seeing the sandbox): an adapter that must
+// know a process's state before it acts (E2B knows only running ones)
+// looks it up under the right of the action.
+func (m *Manager) ResolveProcess(ctx context.Context, sc Scope, id, ref string, need rights.Right) (ProcessInfo, error) {
+	if need != 0 {
+		if err := sc.Need(need); err != nil {
+			return ProcessInfo{}, err
+		}
+	}
+	g, err := m.procGuest(ctx, sc, id, ref)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
+	info, err := g.Process(ctx, ref)
+	return wireProcess(info), err
 }
 
 // ProcessOutput streams a process's output to fn (from opt.From; until it
 // exits with opt.Follow) and returns its state at the end.
 func (m *Manager) ProcessOutput(ctx context.Context, sc Scope, id, ref string, opt OutputOptions, fn func(OutputEvent) error) (ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ProcessInfo{}, err
+	}
+	from, err := guestapi.ParseFrom(opt.From)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	return g.ProcessOutput(ctx, ref, opt, fn)
+	info, err := g.ProcessOutput(ctx, ref, guestapi.OutputOptions{From: from, Follow: opt.Follow}, wireOutput(fn))
+	return wireProcess(info), err
 }
 
 // WriteStdin streams r to a process's input and returns the bytes written.
 func (m *Manager) WriteStdin(ctx context.Context, sc Scope, id, ref string, r io.Reader) (int64, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return 0, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return 0, err
@@ -223,6 +259,9 @@ func (m *Manager) WriteStdin(ctx context.Context, sc Scope, id, ref string, r io
 
 // CloseStdin closes a process's input (a terminal gets ^D).
 func (m *Manager) CloseStdin(ctx context.Context, sc Scope, id, ref string) error {
+	if err := sc.Need(rights.Exec); err != nil {
+		return err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return err
@@ -235,6 +274,9 @@ func (m *Manager) CloseStdin(ctx context.Context, sc Scope, id, ref string) erro
 // SignalProcess sends sig (a name like "SIGTERM" or a number) to a process,
 // or with tree to every process in its tree; it returns how many got it.
 func (m *Manager) SignalProcess(ctx context.Context, sc Scope, id, ref, sig string, tree bool) (int, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return 0, err
+	}
 	n, err := guestapi.ParseSignal(sig)
 	if err != nil {
 		return 0, err
@@ -257,6 +299,9 @@ func (m *Manager) SignalProcess(ctx context.Context, sc Scope, id, ref, sig stri
 // WaitProcess waits up to timeout for a process to exit and returns its
 // state (still "running" if the timeout passed first).
 func (m *Manager) WaitProcess(ctx context.Context, sc Scope, id, ref string, timeout time.Duration) (ProcessInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ProcessInfo{}, err
+	}
 	if timeout < 0 || timeout > MaxProcessWait {
 		return ProcessInfo{}, errs.Invalid("wait timeout must be 0..%s", MaxProcessWait)
 	}
@@ -264,20 +309,24 @@ func (m *Manager) WaitProcess(ctx context.Context, sc Scope, id, ref string, tim
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	return g.WaitProcess(ctx, ref, timeout)
+	info, err := g.WaitProcess(ctx, ref, timeout)
+	return wireProcess(info), err
 }
 
 // KillProcess kills a process and everything it started (SIGKILL to its
 // cgroup sub-group) and returns its final state.
 func (m *Manager) KillProcess(ctx context.Context, sc Scope, id, ref string) (ProcessInfo, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return ProcessInfo{}, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
 	var info ProcessInfo
 	err = m.act(ctx, sc, id, "process.kill", map[string]any{"process": ref}, func() (map[string]any, error) {
-		var err error
-		info, err = g.KillProcess(ctx, ref)
+		gi, err := g.KillProcess(ctx, ref)
+		info = wireProcess(gi)
 		if err != nil {
 			return nil, err
 		}
@@ -288,14 +337,17 @@ func (m *Manager) KillProcess(ctx context.Context, sc Scope, id, ref string) (Pr
 
 // ResizeProcess changes the size of a process's terminal.
 func (m *Manager) ResizeProcess(ctx context.Context, sc Scope, id, ref string, size PTYSize) error {
-	if err := size.Valid(); err != nil {
+	if err := sc.Need(rights.Exec); err != nil {
+		return err
+	}
+	if err := ValidPTY(size); err != nil {
 		return err
 	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return err
 	}
-	return g.ResizeProcess(ctx, ref, size)
+	return g.ResizeProcess(ctx, ref, guestapi.PTYSize{Rows: size.Rows, Cols: size.Cols})
 }
 
 // Attachment is an interactive connection to a process (a terminal, or any
@@ -317,8 +369,15 @@ type Attachment struct {
 }
 
 // AttachProcess opens an interactive connection to a running process;
-// output starts at from.
-func (m *Manager) AttachProcess(ctx context.Context, sc Scope, id, ref string, from From) (*Attachment, error) {
+// output starts at from (wire's from parameter; "" is the start).
+func (m *Manager) AttachProcess(ctx context.Context, sc Scope, id, ref, from string) (*Attachment, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
+	f, err := guestapi.ParseFrom(from)
+	if err != nil {
+		return nil, err
+	}
 	g, err := m.procGuest(ctx, sc, id, ref)
 	if err != nil {
 		return nil, err
@@ -327,10 +386,10 @@ func (m *Manager) AttachProcess(ctx context.Context, sc Scope, id, ref string, f
 	if err != nil {
 		return nil, err
 	}
-	return m.attach(ctx, sc, id, g, info, from, false)
+	return m.attach(ctx, sc, id, g, wireProcess(info), f, false)
 }
 
-func (m *Manager) attach(ctx context.Context, sc Scope, id string, g *guestapi.Client, info ProcessInfo, from From, hangup bool) (*Attachment, error) {
+func (m *Manager) attach(ctx context.Context, sc Scope, id string, g *guestapi.Client, info ProcessInfo, from guestapi.From, hangup bool) (*Attachment, error) {
 	if err := m.event(ctx, Event{Kind: "process.attach", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
 		Data: map[string]any{"process": info.ID, "pid": info.Pid, "pty": info.PTY != nil}}); err != nil {
 		return nil, errAudit(err)
@@ -358,6 +417,9 @@ type TerminalRequest struct {
 // session is the connection's: closing the attachment hangs up (SIGHUP to
 // the session's processes, then SIGKILL to what is left).
 func (m *Manager) OpenTerminal(ctx context.Context, sc Scope, id string, req TerminalRequest) (*Attachment, error) {
+	if err := sc.Need(rights.Exec); err != nil {
+		return nil, err
+	}
 	size := req.Size
 	if size.Rows == 0 && size.Cols == 0 {
 		size = PTYSize{Rows: 24, Cols: 80}
@@ -369,7 +431,7 @@ func (m *Manager) OpenTerminal(ctx context.Context, sc Scope, id string, req Ter
 	g, err := m.procGuest(ctx, sc, id, "")
 	if err == nil {
 		var a *Attachment
-		if a, err = m.attach(ctx, sc, id, g, info, From{Mode: FromStart}, true); err == nil {
+		if a, err = m.attach(ctx, sc, id, g, info, guestapi.From{Mode: guestapi.FromStart}, true); err == nil {
 			return a, nil
 		}
 	}
@@ -385,10 +447,11 @@ func (a *Attachment) Info() ProcessInfo { return a.info }
 // Receive calls fn for each output event until the process's output ends,
 // and returns its final state.
 func (a *Attachment) Receive(fn func(OutputEvent) error) (ProcessInfo, error) {
-	return a.a.Receive(func(ev OutputEvent) error {
+	info, err := a.a.Receive(wireOutput(func(ev OutputEvent) error {
 		a.out.Add(int64(len(ev.Data)))
 		return fn(ev)
-	})
+	}))
+	return wireProcess(info), err
 }
 
 // Write sends input to the process.
@@ -399,7 +462,7 @@ func (a *Attachment) Write(p []byte) error {
 
 // Resize changes the terminal's size.
 func (a *Attachment) Resize(size PTYSize) error {
-	if err := size.Valid(); err != nil {
+	if err := ValidPTY(size); err != nil {
 		return err
 	}
 	return a.a.Control(guestapi.Control{Type: guestapi.ControlResize, Rows: size.Rows, Cols: size.Cols})
@@ -448,16 +511,15 @@ func (a *Attachment) Close() error {
 	return err
 }
 
-// ParseFrom reads an output start position: "start", "tail", an offset, or
-// "stdout:N,stderr:M".
-func ParseFrom(s string) (From, error) { return guestapi.ParseFrom(s) }
-
 // ParseControl reads a terminal control message.
-func ParseControl(b []byte) (guestapi.Control, error) { return guestapi.ParseControl(b) }
+func ParseControl(b []byte) (Control, error) {
+	c, err := guestapi.ParseControl(b)
+	return Control{Type: c.Type, Rows: c.Rows, Cols: c.Cols, Signal: c.Signal, Tree: c.Tree}, err
+}
 
 // Control message types of terminals.
 const (
-	ControlResize = guestapi.ControlResize
-	ControlEOF    = guestapi.ControlEOF
-	ControlSignal = guestapi.ControlSignal
+	ControlResize = wire.ControlResize
+	ControlEOF    = wire.ControlEOF
+	ControlSignal = wire.ControlSignal
 )

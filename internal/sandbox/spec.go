@@ -11,42 +11,23 @@ import (
 	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/runtime"
-	"github.com/paddockhq/paddock/internal/secret"
+	"github.com/paddockhq/paddock/wire"
 )
 
-// Spec is what a caller asks for. Zero fields take the server's defaults.
-type Spec struct {
-	Template string            `json:"template,omitempty"`
-	CPU      float64           `json:"cpu,omitempty"`       // cores
-	MemoryMB int64             `json:"memory_mb,omitempty"` // RAM ceiling
-	DiskMB   int64             `json:"disk_mb,omitempty"`   // writable layer quota
-	Pids     int64             `json:"pids,omitempty"`      // task ceiling
-	TimeoutS int64             `json:"timeout_s,omitempty"` // life, then the sandbox is destroyed
-	Labels   map[string]string `json:"labels,omitempty"`
-	Env      map[string]string `json:"env,omitempty"`
-	Network  *Network          `json:"network,omitempty"`
-	Browser  bool              `json:"browser,omitempty"` // start a browser at create; larger default limits (browser.go)
-}
+// Spec is what a caller asks for (wire.Spec). Zero fields take the
+// server's defaults; Limits.Normalize validates one. A spec with Browser
+// gets larger default limits (browser.go).
+type Spec = wire.Spec
 
-// Network is the egress policy of a sandbox (docs/network.md).
-type Network struct {
-	Mode string `json:"mode"` // "none" (loopback only), "allowlist" or "open"
-	// Allow are the destinations of allowlist mode: "example.com",
-	// "*.example.com" (names below it), each with an optional ":port".
-	Allow []string `json:"allow,omitempty"`
-	// AllowCIDR are IP destinations allowlist mode may reach as such (IP
-	// literals); the always-refused ranges stay refused.
-	AllowCIDR []string `json:"allow_cidr,omitempty"`
-	// Inject adds the tenant's secrets to requests for named hosts, as
-	// the egress proxy forwards them (inject.go; docs/network.md).
-	Inject []secret.Rule `json:"inject,omitempty"`
-}
+// Network is the egress policy of a sandbox (docs/network.md); its inject
+// rules are validated against it (inject.go).
+type Network = wire.Network
 
-// Network modes.
+// Network modes (the egress policy's: policy.Mode*).
 const (
-	NetNone      = policy.ModeNone
-	NetAllowlist = policy.ModeAllowlist
-	NetOpen      = policy.ModeOpen
+	NetNone      = wire.NetNone
+	NetAllowlist = wire.NetAllowlist
+	NetOpen      = wire.NetOpen
 )
 
 // NormalizeNetwork validates n and returns it in canonical form (mode
@@ -119,7 +100,7 @@ const (
 
 // FillDefaults sets the template, limits and timeout s leaves unset to
 // d's.
-func (s *Spec) FillDefaults(d Spec) {
+func FillDefaults(s *Spec, d Spec) {
 	if s.Template == "" {
 		s.Template = d.Template
 	}
@@ -144,7 +125,7 @@ func (s *Spec) FillDefaults(d Spec) {
 // invalid_argument error naming the first offending field.
 func (l Limits) Normalize(s Spec) (Spec, error) {
 	s = l.browserSpec(s)
-	s.FillDefaults(l.Default)
+	FillDefaults(&s, l.Default)
 	switch {
 	case s.CPU < 0.05 || s.CPU > l.MaxCPU:
 		return s, errs.Invalid("cpu must be between 0.05 and %g cores", l.MaxCPU)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -95,11 +96,11 @@ func TestStore(t *testing.T) {
 	ctx := context.Background()
 	s, dir := newTestStore(t, nil)
 	const value = "ghp_S3cr3tV4lu3-only-in-the-control-plane"
-	in, created, err := s.Set(ctx, "acme", "GITHUB_TOKEN", []byte(value))
+	in, created, err := s.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "GITHUB_TOKEN", []byte(value))
 	if err != nil || !created || in.Name != "GITHUB_TOKEN" || in.CreatedAt.IsZero() {
 		t.Fatalf("set: %+v %v %v", in, created, err)
 	}
-	in2, created, err := s.Set(ctx, "acme", "GITHUB_TOKEN", []byte(value+"2"))
+	in2, created, err := s.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "GITHUB_TOKEN", []byte(value+"2"))
 	if err != nil || created || !in2.CreatedAt.Equal(in.CreatedAt) || in2.UpdatedAt.Before(in.UpdatedAt) {
 		t.Fatalf("replace: %+v %v %v", in2, created, err)
 	}
@@ -110,10 +111,10 @@ func TestStore(t *testing.T) {
 	if _, err := s.Get(ctx, "other", "GITHUB_TOKEN"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Fatalf("other tenant: %v", err)
 	}
-	if list, err := s.List(ctx, "other"); err != nil || len(list) != 0 {
+	if list, err := s.List(ctx, rights.Scope{Rights: rights.All}, "other"); err != nil || len(list) != 0 {
 		t.Fatalf("other tenant's list: %v %v", list, err)
 	}
-	if list, err := s.List(ctx, "acme"); err != nil || len(list) != 1 || list[0].Name != "GITHUB_TOKEN" {
+	if list, err := s.List(ctx, rights.Scope{Rights: rights.All}, "acme"); err != nil || len(list) != 1 || list[0].Name != "GITHUB_TOKEN" {
 		t.Fatalf("list: %v %v", list, err)
 	}
 	if m, err := s.Missing(ctx, "acme", []string{"GITHUB_TOKEN", "NOPE"}); err != nil || len(m) != 1 || m[0] != "NOPE" {
@@ -137,10 +138,10 @@ func TestStore(t *testing.T) {
 	if _, err := s.Get(ctx, "evil", "GITHUB_TOKEN"); err == nil || strings.Contains(err.Error(), value) {
 		t.Fatalf("moved row: %v", err)
 	}
-	if err := s.Delete(ctx, "evil", "GITHUB_TOKEN"); err != nil {
+	if err := s.Delete(ctx, rights.Scope{Rights: rights.All}, "evil", "GITHUB_TOKEN"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, "evil", "GITHUB_TOKEN"); errs.CodeOf(err) != errs.CodeNotFound {
+	if err := s.Delete(ctx, rights.Scope{Rights: rights.All}, "evil", "GITHUB_TOKEN"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -170,14 +171,14 @@ func TestStoreBadInput(t *testing.T) {
 		{"", "OK", "v", errs.CodeInvalid},
 		{"locked", "OK", "v", errs.CodeForbidden},
 	} {
-		if _, _, err := s.Set(ctx, tc.tenant, tc.name, []byte(tc.value)); errs.CodeOf(err) != tc.code {
+		if _, _, err := s.Set(ctx, rights.Scope{Rights: rights.All}, tc.tenant, tc.name, []byte(tc.value)); errs.CodeOf(err) != tc.code {
 			t.Errorf("Set(%q, %q, %.20q) = %v, want %s", tc.tenant, tc.name, tc.value, err, tc.code)
 		} else if err != nil && tc.value != "" && len(tc.value) > 3 && strings.Contains(errs.Public(err), tc.value) {
 			t.Errorf("the error repeats the value: %v", err)
 		}
 	}
 	// Positive control: the same store takes a good one, tab included.
-	if _, _, err := s.Set(ctx, "acme", "_ok.name-1", []byte("a\tb")); err != nil {
+	if _, _, err := s.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "_ok.name-1", []byte("a\tb")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -189,14 +190,14 @@ func TestStoreTenantLimit(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestStore(t, nil)
 	for i := 0; i < MaxPerTenant; i++ {
-		if _, _, err := s.Set(ctx, "acme", "S"+strings.Repeat("x", i%7)+itoa(i), []byte("v")); err != nil {
+		if _, _, err := s.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "S"+strings.Repeat("x", i%7)+itoa(i), []byte("v")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := s.Set(ctx, "acme", "ONE_MORE", []byte("v")); errs.CodeOf(err) != errs.CodeLimit {
+	if _, _, err := s.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "ONE_MORE", []byte("v")); errs.CodeOf(err) != errs.CodeLimit {
 		t.Fatalf("over the limit: %v", err)
 	}
-	if _, _, err := s.Set(ctx, "acme", "S0", []byte("replaced")); err != nil {
+	if _, _, err := s.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "S0", []byte("replaced")); err != nil {
 		t.Fatalf("replacing at the limit: %v", err)
 	}
 }

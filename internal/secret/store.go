@@ -12,7 +12,9 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Migrations create the secrets table; the composition root passes them
@@ -41,11 +43,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 func ValidName(s string) bool { return len(s) <= MaxNameLen && nameRE.MatchString(s) }
 
 // Info is what anyone may know of a secret: never its value.
-type Info struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+type Info = wire.SecretInfo
 
 // Admitter decides whether a tenant may use secrets at all
 // (tenant.Admission.AdmitSecrets has this shape).
@@ -115,9 +113,13 @@ func CheckValue(v []byte) error {
 	return nil
 }
 
-// Set stores (or replaces) tenant's secret name. It reports whether the
-// secret is new.
-func (s *Store) Set(ctx context.Context, tenant, name string, value []byte) (Info, bool, error) {
+// Set stores (or replaces) tenant's secret name for sc (tenant "": sc's
+// own). It reports whether the secret is new.
+func (s *Store) Set(ctx context.Context, sc rights.Scope, tenant, name string, value []byte) (Info, bool, error) {
+	tenant, err := s.caller(sc, rights.Secrets, tenant)
+	if err != nil {
+		return Info{}, false, err
+	}
 	if err := checkTenant(tenant); err != nil {
 		return Info{}, false, err
 	}
@@ -187,13 +189,18 @@ func (s *Store) Get(ctx context.Context, tenant, name string) ([]byte, error) {
 	return v, nil
 }
 
-// Info returns what may be shown of tenant's secret name.
-func (s *Store) Info(ctx context.Context, tenant, name string) (Info, error) {
+// Info returns what may be shown of tenant's secret name (tenant "":
+// sc's own).
+func (s *Store) Info(ctx context.Context, sc rights.Scope, tenant, name string) (Info, error) {
+	tenant, err := s.caller(sc, rights.Read, tenant)
+	if err != nil {
+		return Info{}, err
+	}
 	if err := checkName(name); err != nil {
 		return Info{}, err
 	}
 	var c, u int64
-	err := s.db.QueryRowContext(ctx, `SELECT created_at, updated_at FROM secrets WHERE tenant=? AND name=?`, tenant, name).Scan(&c, &u)
+	err = s.db.QueryRowContext(ctx, `SELECT created_at, updated_at FROM secrets WHERE tenant=? AND name=?`, tenant, name).Scan(&c, &u)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Info{}, errs.NotFound("secret %q does not exist", clip(name))
 	}
@@ -203,8 +210,12 @@ func (s *Store) Info(ctx context.Context, tenant, name string) (Info, error) {
 	return Info{Name: name, CreatedAt: time.Unix(0, c).UTC(), UpdatedAt: time.Unix(0, u).UTC()}, nil
 }
 
-// List returns tenant's secrets by name.
-func (s *Store) List(ctx context.Context, tenant string) ([]Info, error) {
+// List returns tenant's secrets by name (tenant "": sc's own).
+func (s *Store) List(ctx context.Context, sc rights.Scope, tenant string) ([]Info, error) {
+	tenant, err := s.caller(sc, rights.Read, tenant)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT name, created_at, updated_at FROM secrets WHERE tenant=? ORDER BY name`, tenant)
 	if err != nil {
 		return nil, storeErr(err)
@@ -226,9 +237,14 @@ func (s *Store) List(ctx context.Context, tenant string) ([]Info, error) {
 	return out, nil
 }
 
-// Delete removes tenant's secret name. Sandboxes whose rules name it
-// have their requests to those hosts refused from then on.
-func (s *Store) Delete(ctx context.Context, tenant, name string) error {
+// Delete removes tenant's secret name (tenant "": sc's own). Sandboxes
+// whose rules name it have their requests to those hosts refused from
+// then on.
+func (s *Store) Delete(ctx context.Context, sc rights.Scope, tenant, name string) error {
+	tenant, err := s.caller(sc, rights.Secrets, tenant)
+	if err != nil {
+		return err
+	}
 	if err := checkName(name); err != nil {
 		return err
 	}
@@ -240,6 +256,28 @@ func (s *Store) Delete(ctx context.Context, tenant, name string) error {
 		return errs.NotFound("secret %q does not exist", clip(name))
 	}
 	return nil
+}
+
+// caller checks that sc holds need and may act on tenant's secrets, and
+// returns the tenant ("" is sc's). A nil Store is a server without a
+// secret store: it refuses as a real one would, then answers unsupported.
+func (s *Store) caller(sc rights.Scope, need rights.Right, tenant string) (string, error) {
+	if err := sc.Need(need); err != nil {
+		return "", err
+	}
+	if s == nil {
+		return "", errs.New(errs.CodeUnsupported, "this server has no secret store")
+	}
+	if sc.Sandbox != "" {
+		return "", errs.New(errs.CodeForbidden, "a sandbox token cannot manage secrets")
+	}
+	if tenant == "" || tenant == sc.Tenant {
+		return sc.Tenant, nil
+	}
+	if !sc.Can(rights.Admin) {
+		return "", errs.New(errs.CodeForbidden, "only an admin key can manage another tenant's secrets")
+	}
+	return tenant, nil
 }
 
 // Missing returns those of names tenant has no secret for.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/layers"
 )
 
 // Well-known template names.
@@ -46,18 +47,21 @@ type Registry struct {
 
 	mu       sync.Mutex
 	building map[string]bool // names with a BuildDebian running in this process
+	store    *layers.Store   // image templates' layers (UseLayerStore)
 }
 
 // meta is template.json.
 type meta struct {
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	CreatedAt   time.Time `json:"created_at"`
-	SizeBytes   int64     `json:"size_bytes"`
-	Builder     string    `json:"builder,omitempty"`
-	Suite       string    `json:"suite,omitempty"`
-	Mirror      string    `json:"mirror,omitempty"`
-	Packages    []string  `json:"packages,omitempty"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	CreatedAt   time.Time  `json:"created_at"`
+	SizeBytes   int64      `json:"size_bytes"`
+	Builder     string     `json:"builder,omitempty"`
+	Suite       string     `json:"suite,omitempty"`
+	Mirror      string     `json:"mirror,omitempty"`
+	Packages    []string   `json:"packages,omitempty"`
+	Kind        string     `json:"kind,omitempty"` // "" (a rootfs/ directory) or KindImage
+	Image       *imageMeta `json:"image,omitempty"`
 }
 
 // Open returns the registry, (re)building the host skeleton when it is
@@ -270,6 +274,12 @@ func (r *Registry) ready(name string) (*meta, string, bool) {
 		}
 		return nil, "", false
 	}
+	if m.Kind == KindImage {
+		if m.Image == nil || len(m.Image.Layers) == 0 && m.Image.RefOwner == "" {
+			return nil, "", false
+		}
+		return m, "", true
+	}
 	root := filepath.Join(dir, rootfsDir)
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		return nil, "", false
@@ -296,6 +306,11 @@ func (r *Registry) Get(name string) (*Template, error) {
 	}
 	if name == HostName {
 		t.Overlays = hostOverlays(root, r.hostRoot)
+	}
+	if m.Kind == KindImage {
+		if err := r.imageTemplate(t, m); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -338,6 +353,9 @@ func (r *Registry) List() ([]Info, error) {
 		info := Info{Name: e.Name()}
 		if m, _, ok := r.ready(e.Name()); ok {
 			info.Description, info.CreatedAt, info.SizeBytes, info.Ready = m.Description, m.CreatedAt, m.SizeBytes, true
+			if m.Kind == KindImage {
+				r.imageInfo(&info, m)
+			}
 		}
 		out = append(out, info)
 	}

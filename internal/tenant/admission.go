@@ -10,6 +10,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // reservationTTL is a safety net: a reservation whose done was never
@@ -126,7 +127,7 @@ func (a *Admission) AdmitExposedPorts(ctx context.Context, tenant string, ports 
 }
 
 func applyDefaults(s *sandbox.Spec, d Defaults) {
-	s.FillDefaults(sandbox.Spec{Template: d.Template, CPU: d.CPU, MemoryMB: d.MemoryMB, DiskMB: d.DiskMB,
+	sandbox.FillDefaults(s, sandbox.Spec{Template: d.Template, CPU: d.CPU, MemoryMB: d.MemoryMB, DiskMB: d.DiskMB,
 		Pids: d.Pids, TimeoutS: d.TimeoutS})
 }
 
@@ -323,11 +324,7 @@ func (a *Admission) release(tenant string, r *reservation) {
 }
 
 // Usage is what a tenant's sandboxes hold.
-type Usage struct {
-	Sandboxes int     `json:"sandboxes"`
-	CPU       float64 `json:"cpu"`
-	MemoryMB  int64   `json:"memory_mb"`
-}
+type Usage = wire.Usage
 
 // UsageOf sums the running sandboxes of live (failed ones hold nothing).
 func UsageOf(live []sandbox.Sandbox) Usage {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Default is the operator's tenant: the bootstrap admin key belongs to it,
@@ -58,15 +59,10 @@ type Quotas struct {
 	Defaults Defaults `json:"defaults,omitzero"`
 }
 
-// Defaults are a tenant's spec defaults.
-type Defaults struct {
-	Template string  `json:"template,omitempty"`
-	CPU      float64 `json:"cpu,omitempty"`
-	MemoryMB int64   `json:"memory_mb,omitempty"`
-	DiskMB   int64   `json:"disk_mb,omitempty"`
-	Pids     int64   `json:"pids,omitempty"`
-	TimeoutS int64   `json:"timeout_s,omitempty"`
-}
+// Defaults are a tenant's spec defaults (wire.Defaults: Quotas and
+// wire.Quotas then convert into each other, so that the REST API speaks
+// wire's).
+type Defaults = wire.Defaults
 
 // Tenant is one tenant.
 type Tenant struct {

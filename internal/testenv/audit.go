@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/audit"
-	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/server"
 )
 
 // AuditOptions configure the stack's audit log and metrics. By default
@@ -30,94 +27,43 @@ type AuditOptions struct {
 	CheckpointEvery int
 }
 
-// envObs is the stack's audit log and metrics.
-type envObs struct {
-	log     *audit.Log
-	rec     *audit.Recorder
-	metrics *metrics.Metrics
-	webhook *audit.Webhook
-	// closing lets cleanup delete sandboxes even when a test broke the
-	// log on purpose (a fail-closed log would refuse the deletes).
-	closing atomic.Bool
+// config is the server's audit configuration: serve's defaults but for
+// a webhook nobody waits for at Close.
+func (o AuditOptions) config() server.AuditConfig {
+	return server.AuditConfig{Disable: o.Disable, Sync: o.Sync, FailOpen: o.FailOpen, Webhook: o.Webhook,
+		SegmentBytes: o.SegmentBytes, CheckpointEvery: o.CheckpointEvery, WebhookDrain: -1}
 }
 
-func openObs(dataDir string, o AuditOptions, log *slog.Logger) (*envObs, error) {
-	if o.Disable {
-		return nil, nil
-	}
-	m := metrics.New(metrics.Options{})
-	l, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, "audit"), Sync: o.Sync, SegmentBytes: o.SegmentBytes,
-		CheckpointEvery: o.CheckpointEvery, Version: "test", Log: log, Stats: m})
-	if err != nil {
-		return nil, err
-	}
-	ob := &envObs{log: l, metrics: m}
-	if o.Webhook != "" {
-		if ob.webhook, err = audit.NewWebhook(audit.WebhookOptions{URL: o.Webhook, Signer: l.SigningKey(), Log: log}); err != nil {
-			l.Close()
-			return nil, err
-		}
-	}
-	ob.rec = audit.NewRecorder(l, audit.RecorderOptions{FailOpen: o.FailOpen, RequestID: api.RequestID, Webhook: ob.webhook,
-		OnRoute: metrics.NoteRoute, Metrics: m.Handler(), Log: log})
-	return ob, nil
-}
-
-// observer is the manager's Observer (a nil interface when disabled).
-func (ob *envObs) observer() sandbox.Observer {
-	if ob == nil {
+// observer wraps the manager's Observer (the audit log, then metrics):
+// once the stack closes its errors are dropped, so that cleanup can delete
+// sandboxes even when a test broke the log on purpose (a fail-closed log
+// would refuse the deletes).
+func (e *Env) observer(next sandbox.Observer) sandbox.Observer {
+	if next == nil {
 		return nil
 	}
-	return envObserver{ob}
+	return envObserver{next: next, closing: &e.closing}
 }
 
-type envObserver struct{ ob *envObs }
+type envObserver struct {
+	next    sandbox.Observer
+	closing *atomic.Bool
+}
 
-func (o envObserver) Event(ctx context.Context, e sandbox.Event) error {
-	err := o.ob.rec.Event(ctx, e)
-	_ = o.ob.metrics.Event(ctx, e)
-	if o.ob.closing.Load() {
+func (o envObserver) Event(ctx context.Context, ev sandbox.Event) error {
+	err := o.next.Event(ctx, ev)
+	if o.closing.Load() {
 		return nil
 	}
 	return err
 }
 
-// auditor is the API's Auditor (a nil interface when disabled).
-func (ob *envObs) auditor() api.Auditor {
-	if ob == nil {
-		return nil
-	}
-	return ob.rec
-}
-
-// middleware wraps inner (hardening) the way serve does: metrics outside,
-// the audit's error-code capture inside.
-func (ob *envObs) middleware(inner ...func(http.Handler) http.Handler) []func(http.Handler) http.Handler {
-	if ob == nil {
-		return inner
-	}
-	out := append([]func(http.Handler) http.Handler{ob.metrics.Middleware}, inner...)
-	return append(out, ob.rec.Middleware)
-}
-
-func (ob *envObs) close() {
-	if ob == nil {
-		return
-	}
-	_ = ob.log.Close()
-	if ob.webhook != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 0)
-		defer cancel()
-		ob.webhook.Close(ctx)
-	}
-}
-
 // AuditLog is the stack's audit log (nil with Audit.Disable).
 func (e *Env) AuditLog() *audit.Log {
-	if e.obs == nil {
+	if e.Stack == nil {
 		return nil
 	}
-	return e.obs.log
+	return e.Stack.AuditLog()
 }
 
 // AuditDir is where the audit log lives (DATA/audit).
@@ -152,18 +98,11 @@ func (e *Env) AuditRecords(q audit.Query) []audit.Record {
 // MetricsText is a scrape of the stack's metrics.
 func (e *Env) MetricsText() string {
 	e.T.Helper()
-	if e.obs == nil {
+	if e.Stack == nil || e.Stack.Metrics() == nil {
 		e.T.Fatal("testenv: this stack has no metrics")
 	}
 	rr := httptest.NewRecorder()
-	e.obs.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	e.Stack.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(rr.Body)
 	return string(b)
-}
-
-// stopRefusing lets cleanup proceed whatever state a test left the log in.
-func (ob *envObs) stopRefusing() {
-	if ob != nil {
-		ob.closing.Store(true)
-	}
 }

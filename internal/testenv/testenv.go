@@ -1,6 +1,8 @@
-// Package testenv builds a real Paddock stack (store, templates, cgroups,
-// writable layers, native runtime, manager, REST API) in a temporary data
-// directory for integration tests, and removes every trace of it afterwards.
+// Package testenv builds a real Paddock stack — the house paddock serve
+// builds (internal/server): store, templates, cgroups, writable layers,
+// native runtime, manager, secrets, browser service, REST, E2B and MCP
+// APIs behind serve's middleware — in a temporary data directory for
+// integration tests, and removes every trace of it afterwards.
 //
 // Test binaries are re-executed as the guest agent inside sandboxes, so a
 // package that uses testenv must call testenv.Main from its TestMain.
@@ -9,26 +11,28 @@ package testenv
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
-	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/guest"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/runtime/native"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
 	"github.com/paddockhq/paddock/internal/tenant"
@@ -76,9 +80,34 @@ type Options struct {
 	Slots        int // uid ranges (sandboxes alive at once); default 64
 	Log          *slog.Logger
 	Audit        AuditOptions // audit.go: the audit log (on by default) and metrics
-	// Network gives sandboxes a network (a network.Stack, usually in a
-	// namespace the test made); nil: loopback only.
+
+	// A stack is serve's house (internal/server): secrets, the browser
+	// service, the E2B-compatible API and /mcp are in it, as in paddock
+	// serve. Its sandbox network is not, being host-wide (an nftables
+	// table, ports, interfaces): a test gives one in a namespace of its
+	// own with NetworkConfig, or brings its own with Network.
+	NoSecrets, NoBrowser, NoE2B, NoMCP bool
+
+	// NetworkConfig builds serve's sandbox network in the stack, wired as
+	// serve wires it (decisions to the audit log and metrics, secret
+	// injection); set HostNS to a namespace the test made (netlab). A
+	// network that cannot be built fails the test.
+	NetworkConfig *server.NetworkConfig
+	// Network gives sandboxes a network the test built and wires itself
+	// (a network.Stack in a namespace it made); nil: loopback only. Not
+	// with NetworkConfig.
 	Network runtime.Network
+
+	// HTTP tunes the API's hardening (allowed hosts and origins, body
+	// limits), as serve's flags do.
+	HTTP server.HTTPConfig
+	// PortsDomain is serve's --ports-domain.
+	PortsDomain string
+	// UpstreamRoots are the roots the egress proxy trusts when it injects
+	// secrets (serve's --egress-upstream-ca); nil: the system's.
+	UpstreamRoots *x509.CertPool
+	// Browser tunes the browser service.
+	Browser browser.Options
 }
 
 // Env is a running stack.
@@ -99,9 +128,12 @@ type Env struct {
 	Quotas    *tenant.Admission // the manager's Admission
 	Client    *client.Client
 	Scope     sandbox.Scope
+	// Stack is the whole house, as serve builds it: the parts above and
+	// the optional ones (Network, Secrets, Browser, E2B, MCP).
+	Stack *server.Server
 
-	closed bool
-	obs    *envObs // audit.go
+	closed  bool
+	closing atomic.Bool // audit.go
 }
 
 // TmpfsLayers reports whether sandboxes' writable layers are tmpfs (RAM,
@@ -133,44 +165,33 @@ func New(t testing.TB, o Options) *Env {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	var err error
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			e.Close()
-			t.Fatalf("testenv: %s: %v", what, err)
-		}
+	adminKey := auth.NewKey()
+	cfg := server.Config{DataDir: e.Data, Log: log, Version: "test", AdminKey: adminKey, CgroupPrefix: e.Prefix,
+		UIDBase: e.UIDBase, Slots: slots, LayersSize: 8 << 30, Limits: o.Limits, PoolSize: o.PoolSize,
+		MaxSandboxes: o.MaxSandboxes, Audit: o.Audit.config(), HTTP: o.HTTP, PortsDomain: o.PortsDomain,
+		Network: o.NetworkConfig, ExternalNetwork: o.Network, E2B: !o.NoE2B, MCP: !o.NoMCP,
+		WrapObserver: e.observer} // audit.go
+	if !o.NoSecrets {
+		cfg.Secrets = &server.SecretsConfig{UpstreamRoots: o.UpstreamRoots}
 	}
-	e.Store, err = store.Open(e.Data, auth.Migrations...)
-	must("store", err)
-	e.Templates, err = template.Open(e.Data, log)
-	must("templates", err)
-	e.Cgroups, err = cgroup.Detect("/sys/fs/cgroup", e.Prefix)
-	must("cgroups", err)
-	e.Disk, _, err = disk.Open(disk.Options{Dir: filepath.Join(e.Data, "layers"), ImageSize: 8 << 30})
-	must("layers", err)
-	e.Backend, err = native.New(native.Options{DataDir: e.Data, Log: log, Cgroups: e.Cgroups, Disk: e.Disk,
-		UIDBase: e.UIDBase, Slots: slots, Network: o.Network})
-	must("backend", err)
-	limits := sandbox.DefaultLimits(goruntime.NumCPU())
-	if o.Limits != nil {
-		limits = *o.Limits
+	if !o.NoBrowser {
+		b := o.Browser
+		cfg.Browser = &b
 	}
-	e.Quotas = tenant.NewAdmission(tenant.NewStore(e.Store.SQL()), limits)
-	e.obs, err = openObs(e.Data, o.Audit, log) // audit.go
-	must("audit log", err)
-	e.Manager = sandbox.New(sandbox.Config{Limits: limits, PoolSize: o.PoolSize, MaxSandboxes: o.MaxSandboxes},
-		sandbox.Deps{Log: log, Store: e.Store, Backend: e.Backend, Templates: e.Templates, Admission: e.Quotas, Observer: e.obs.observer()})
-	must("manager start", e.Manager.Start(context.Background()))
-	e.AdminKey = auth.NewKey()
-	secret, err := auth.LoadSecret(e.Data)
-	must("token secret", err)
-	e.Auth, err = auth.NewService(auth.Options{DB: e.Store.SQL(), Tenants: e.Quotas.Tenants(), AdminKey: e.AdminKey, Secret: secret, Log: log})
-	must("auth", err)
+	srv, err := server.Open(context.Background(), cfg)
+	if err != nil {
+		e.Close()
+		t.Fatalf("testenv: %v", err)
+	}
+	e.Stack = srv
+	if o.NetworkConfig != nil && srv.Network == nil {
+		e.Close()
+		t.Fatal("testenv: the sandbox network could not be built (see the log)")
+	}
+	e.Store, e.Templates, e.Cgroups, e.Disk, e.Backend = srv.Store, srv.Templates, srv.Cgroups, srv.Disk, srv.Backend
+	e.Manager, e.Auth, e.Quotas, e.AdminKey = srv.Manager, srv.Auth, srv.Quotas, srv.AdminKey
 	adm := auth.NewAdmin(e.AdminKey)
-	e.Scope = sandbox.Scope{Tenant: adm.Principal().Tenant, Actor: adm.Principal().KeyID}
-	srv := api.New(api.Options{Log: log, Manager: e.Manager, Auth: e.Auth, Templates: e.Templates, Version: "test",
-		Auditor: e.obs.auditor(), Middleware: e.obs.middleware(api.Harden(api.HardenOptions{Log: log}))})
+	e.Scope = auth.ScopeOf(adm.Principal())
 	e.Server = httptest.NewServer(srv.Handler())
 	e.Client = client.New(e.Server.URL, e.AdminKey)
 	t.Cleanup(e.Close)
@@ -183,9 +204,12 @@ func (e *Env) Close() {
 		return
 	}
 	e.closed = true
-	e.obs.stopRefusing()
+	e.closing.Store(true) // audit.go: whatever state a test left the log in
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if e.Stack != nil {
+		_ = e.Stack.Shutdown(ctx) // MCP sessions end, their sandboxes go
+	}
 	if e.Server != nil {
 		e.Server.Close()
 	}
@@ -202,12 +226,12 @@ func (e *Env) Close() {
 			}
 		}
 		for tenant := range tenants {
-			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor}
-			for _, sb := range e.Manager.List(ctx, sc, nil) {
+			sc := sandbox.Scope{Tenant: tenant, Actor: e.Scope.Actor, Rights: rights.All}
+			list, _ := e.Manager.List(ctx, sc, nil)
+			for _, sb := range list {
 				_ = e.Manager.Delete(ctx, sc, sb.ID)
 			}
 		}
-		_ = e.Manager.Close(ctx)
 	}
 	e.Shutdown()
 	if e.Cgroups != nil && e.Prefix != "" {
@@ -215,27 +239,16 @@ func (e *Env) Close() {
 	}
 }
 
-// Shutdown releases the stack's resources without deleting sandboxes, as a
-// server exit does (restart tests reopen the same data directory).
+// Shutdown releases the stack without deleting sandboxes, as a server exit
+// does (restart tests reopen the same data directory).
 func (e *Env) Shutdown() {
-	e.obs.close()
-	e.obs = nil
-	if e.Auth != nil {
-		_ = e.Auth.Close()
-		e.Auth = nil
+	if e.Stack == nil {
+		return
 	}
-	if e.Backend != nil {
-		_ = e.Backend.Close()
-		e.Backend = nil
-	}
-	if e.Disk != nil {
-		_ = e.Disk.Close()
-		e.Disk = nil
-	}
-	if e.Store != nil {
-		_ = e.Store.Close()
-		e.Store = nil
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = e.Stack.Close(ctx)
+	e.Auth, e.Backend, e.Disk, e.Store = nil, nil, nil, nil
 }
 
 // Create makes a sandbox through the manager, failing the test on error.

@@ -29,6 +29,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -70,10 +71,21 @@ type netLab struct {
 	udp      *udpSink
 }
 
-func newNetLab(t *testing.T) *netLab {
+func newNetLab(t *testing.T) *netLab { t.Helper(); return newNetLabWith(t, nil) }
+
+// newNetLabWith is newNetLab with the stack's options changed by set (the
+// egress proxy's limits, its upstream resolvers); the proxy learns each
+// sandbox's tenant from the stack's store, as serve's.
+func newNetLabWith(t *testing.T, set func(*network.Options)) *netLab {
 	t.Helper()
 	testenv.RequireRoot(t)
 	l := &netLab{h: newNetNS(t), o: newNetNS(t)}
+	tenantOf := func(ctx context.Context, id string) (string, error) {
+		if l.env == nil {
+			return "", errors.New("no stack yet")
+		}
+		return network.StoreTenants(l.Store)(ctx, id)
+	}
 	hh, oh := l.h.Handle(), l.o.Handle()
 	la := netlink.NewLinkAttrs()
 	la.Name, la.Flags = "nl0", net.FlagUp
@@ -97,9 +109,14 @@ func newNetLab(t *testing.T) *netLab {
 	db, err := store.Open(t.TempDir(), network.Migrations...)
 	must(t, err)
 	t.Cleanup(func() { db.Close() })
-	l.st, err = network.New(context.Background(), network.Options{DB: db.SQL(), HostNS: l.h.Path(),
+	no := network.Options{DB: db.SQL(), HostNS: l.h.Path(),
 		Upstreams: []netip.AddrPort{netip.MustParseAddrPort(ipResolver + ":53")},
-		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
+		AllowCIDR: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}}
+	if set != nil {
+		set(&no)
+	}
+	no.Egress.TenantOf = tenantOf
+	l.st, err = network.New(context.Background(), no)
 	if err != nil {
 		t.Fatalf("network stack: %v", err)
 	}
@@ -516,9 +533,11 @@ func TestNetRawSocketsAndUDP(t *testing.T) {
 		t.Fatal("positive control: the datagram from the host namespace did not arrive")
 	}
 	id := l.sandboxNet("open")
-	for _, op := range []string{"rawsock", "rawip"} {
-		if r, _ := l.probeIn(id, "", op); r.OK || r.Errno != "EPERM" {
-			t.Fatalf("sandboxed %s: want EPERM, got %+v", op, r)
+	// AF_PACKET is outside the seccomp socket-family allowlist
+	// (EAFNOSUPPORT); a raw ICMP socket needs CAP_NET_RAW (EPERM).
+	for op, want := range map[string]string{"rawsock": "EAFNOSUPPORT", "rawip": "EPERM"} {
+		if r, _ := l.probeIn(id, "", op); r.OK || r.Errno != want {
+			t.Fatalf("sandboxed %s: want %s, got %+v", op, want, r)
 		}
 	}
 	l.probeIn(id, "", "udp", ipAllowed+":9999", "sandbox-datagram")

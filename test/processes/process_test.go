@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -418,7 +419,7 @@ func TestLimitsAndTags(t *testing.T) {
 		t.Fatalf("after a kill: %v", err)
 	}
 	// Another tenant sees none of it.
-	other := sandbox.Scope{Tenant: "someone-else"}
+	other := sandbox.Scope{Tenant: "someone-else", Rights: rights.All}
 	if _, err := e.Manager.Processes(ctx, other, sb.ID); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("other tenant: %v", err)
 	}

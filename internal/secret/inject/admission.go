@@ -28,7 +28,7 @@ func NewAdmission(next sandbox.Admission, secrets *secret.Store) *Admission {
 func (a *Admission) Admit(ctx context.Context, sc sandbox.Scope, op string, spec *sandbox.Spec,
 	live func() []sandbox.Sandbox) (func(), error) {
 	if (op == "create" || op == "network") && spec != nil && spec.Network != nil && len(spec.Network.Inject) > 0 {
-		if err := a.admitInject(ctx, sc.Tenant, spec.Network.Inject); err != nil {
+		if err := a.admitInject(ctx, sc.Tenant, sandbox.SecretRules(spec.Network.Inject)); err != nil {
 			return func() {}, err
 		}
 	}

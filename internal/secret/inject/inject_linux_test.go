@@ -20,12 +20,14 @@ import (
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/internal/secret/inject"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/wire"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -95,14 +97,10 @@ func newInjectEnv(t testing.TB, o ...testenv.Options) *injectEnv {
 		ie.mu.Unlock()
 		mgr.Decision(ctx, d)
 	}))
-	// The secrets' tables, on the stack's own database handle (as serve's
-	// migrations would have made them: one handle, so that writes queue
-	// in Go rather than in SQLite's busy waits).
+	// The secrets' tables are in the stack's own database (testenv's store
+	// has serve's migrations): one handle, so that writes queue in Go
+	// rather than in SQLite's busy waits.
 	db := e.Store
-	for _, m := range append(append([]store.Migration{}, secret.Migrations...), inject.Migrations...) {
-		_, err := db.SQL().Exec(m.SQL)
-		must(t, err)
-	}
 	key, err := secret.LoadKey(e.Data)
 	must(t, err)
 	ie.secrets, err = secret.NewStore(secret.Options{DB: db.SQL(), Key: key, Admit: e.Quotas.AdmitSecrets})
@@ -113,7 +111,7 @@ func newInjectEnv(t testing.TB, o ...testenv.Options) *injectEnv {
 	must(t, err)
 	st.SetSetupHook(inject.NewHook(ie.cas, db, e.Templates, log).Setup)
 	st.Egress().SetInterceptor(ic)
-	_, _, err = ie.secrets.Set(context.Background(), e.Scope.Tenant, "API_TOKEN", []byte(secretValue))
+	_, _, err = ie.secrets.Set(context.Background(), rights.Scope{Rights: rights.All}, e.Scope.Tenant, "API_TOKEN", []byte(secretValue))
 	must(t, err)
 	return ie
 }
@@ -135,7 +133,7 @@ func (ie *injectEnv) decisions() []egress.Decision {
 }
 
 var injectSpec = sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"api.test", "other.test"},
-	Inject: []secret.Rule{{Host: "api.test", Header: "Authorization", Value: "Bearer {secret:API_TOKEN}"}}}}
+	Inject: []wire.InjectRule{{Host: "api.test", Header: "Authorization", Value: "Bearer {secret:API_TOKEN}"}}}}
 
 const (
 	curlPx   = "curl -sS -m 10 "
@@ -339,7 +337,7 @@ func TestInjectAddedAtRuntime(t *testing.T) {
 	_, err := ie.Manager.SetNetwork(context.Background(), ie.Scope, sb.ID, n)
 	must(t, err)
 	before := len(ie.lab.requests("api.test"))
-	must(t, ie.secrets.Delete(context.Background(), ie.Scope.Tenant, "API_TOKEN"))
+	must(t, ie.secrets.Delete(context.Background(), rights.Scope{Rights: rights.All}, ie.Scope.Tenant, "API_TOKEN"))
 	if out, code := ie.sh(t, sb.ID, curlNoPx+"https://api.test/", ""); code == 0 {
 		t.Fatalf("with the secret deleted: %s", out)
 	}

@@ -17,11 +17,13 @@ import (
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/wire"
 )
 
 type unit struct {
@@ -155,7 +157,7 @@ func TestInterceptorPlan(t *testing.T) {
 	u.addSandbox(t, id, "host")
 	ca, _ := u.cas.Ensure(ctx, id)
 	const value = "s3cr3t-value-for-the-test"
-	if _, _, err := u.secrets.Set(ctx, "acme", "TOKEN", []byte(value)); err != nil {
+	if _, _, err := u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte(value)); err != nil {
 		t.Fatal(err)
 	}
 	rules, err := secret.NormalizeRules([]secret.Rule{{Host: "api.example.com", Header: "Authorization", Value: "Bearer {secret:TOKEN}"}})
@@ -216,14 +218,14 @@ func TestInterceptorPlan(t *testing.T) {
 		}
 	}
 	// A secret deleted since: refused, the error names it, never a value.
-	if err := u.secrets.Delete(ctx, "acme", "TOKEN"); err != nil {
+	if err := u.secrets.Delete(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN"); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := ic.Intercept(ctx, info("api.example.com")); p != nil || err == nil || !strings.Contains(err.Error(), "TOKEN") ||
 		!strings.Contains(audit.RedactString(err.Error()), `"TOKEN"`) {
 		t.Fatalf("deleted secret (the audit log must still tell which): %v %v", p, err)
 	}
-	u.secrets.Set(ctx, "acme", "TOKEN", []byte(value))
+	u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte(value))
 	denied = true
 	if p, err := ic.Intercept(ctx, info("api.example.com")); p != nil || err == nil || !strings.Contains(err.Error(), "deny_secrets") {
 		t.Fatalf("tenant denied secrets: %v %v", p, err)
@@ -321,12 +323,12 @@ func (r *recAdmission) AdmitExposedPorts(_ context.Context, _ string, ports []in
 func TestAdmission(t *testing.T) {
 	ctx := context.Background()
 	u := newUnit(t)
-	u.secrets.Set(ctx, "acme", "TOKEN", []byte("v"))
+	u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte("v"))
 	next := &recAdmission{}
 	a := NewAdmission(next, u.secrets)
 	spec := func(value string) *sandbox.Spec {
 		return &sandbox.Spec{Network: &sandbox.Network{Mode: "allowlist", Allow: []string{"api.example.com"},
-			Inject: []secret.Rule{{Host: "api.example.com", Header: "Authorization", Value: value}}}}
+			Inject: []wire.InjectRule{{Host: "api.example.com", Header: "Authorization", Value: value}}}}
 	}
 	for _, tc := range []struct {
 		tenant, op, value string

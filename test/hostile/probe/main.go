@@ -23,6 +23,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -426,6 +428,123 @@ var ops = map[string]func([]string) report{
 		if resp.StatusCode != 200 {
 			r = report{Detail: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, b)}
 		}
+		return r
+	},
+	// Connect to ADDR and send each MSG (Go-quoted) in turn, reading what
+	// arrives for up to a second after each: raw HTTP conversations on
+	// one connection (request smuggling). Detail holds every answer.
+	"converse": func(args []string) report {
+		if len(args) < 2 {
+			return result(errors.New("usage: converse ADDR MSG..."), "")
+		}
+		c, err := net.DialTimeout("tcp", args[0], 3*time.Second)
+		if err != nil {
+			return result(unwrapNet(err), "")
+		}
+		defer c.Close()
+		var got strings.Builder
+		buf := make([]byte, 4096)
+		for _, q := range args[1:] {
+			msg, err := strconv.Unquote(q)
+			if err != nil {
+				return result(err, "")
+			}
+			if _, err := io.WriteString(c, msg); err != nil {
+				return report{Detail: got.String() + " [write: " + err.Error() + "]"}
+			}
+			for end := time.Now().Add(time.Second); time.Now().Before(end); {
+				_ = c.SetReadDeadline(end)
+				n, err := c.Read(buf)
+				got.Write(buf[:n])
+				if err != nil {
+					break
+				}
+			}
+		}
+		return result(nil, got.String())
+	},
+	// Keep N idle TCP connections to ADDR open for SECONDS, opening a new
+	// one whenever one is closed (a flood of connections that never send
+	// a byte). Count: connections made; Detail: how many the other side
+	// closed and how long they had lived (the median).
+	"hold": func(args []string) report {
+		if len(args) < 3 {
+			return result(errors.New("usage: hold ADDR N SECONDS"), "")
+		}
+		n, secs := intArg(args, 1, 1), intArg(args, 2, 1)
+		end := time.Now().Add(time.Duration(secs) * time.Second)
+		type life struct{ d time.Duration }
+		closed := make(chan life, 4*n)
+		made := 0
+		var lives []time.Duration
+		open := 0
+		for time.Now().Before(end) {
+			for open < n && time.Now().Before(end) {
+				c, err := net.DialTimeout("tcp", args[0], time.Second)
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					break
+				}
+				made++
+				open++
+				go func(c net.Conn, start time.Time) {
+					defer c.Close()
+					_ = c.SetReadDeadline(end)
+					_, _ = c.Read(make([]byte, 1))
+					if time.Now().Before(end) {
+						closed <- life{time.Since(start)}
+					} else {
+						closed <- life{-1}
+					}
+				}(c, time.Now())
+			}
+			select {
+			case l := <-closed:
+				open--
+				if l.d >= 0 {
+					lives = append(lives, l.d)
+				}
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		median := time.Duration(0)
+		if len(lives) > 0 {
+			for i := range lives { // a small insertion sort
+				for j := i; j > 0 && lives[j] < lives[j-1]; j-- {
+					lives[j], lives[j-1] = lives[j-1], lives[j]
+				}
+			}
+			median = lives[len(lives)/2]
+		}
+		r := result(nil, fmt.Sprintf("closed=%d median_ms=%d", len(lives), median.Milliseconds()))
+		r.Count = made
+		return r
+	},
+	// Keep N lookups of names PREFIX-<n>.SUFFIX in flight for SECONDS, each
+	// name new (no cache helps). Count: lookups made.
+	"dnsflood": func(args []string) report {
+		if len(args) < 4 {
+			return result(errors.New("usage: dnsflood PREFIX SUFFIX N SECONDS"), "")
+		}
+		n, secs := intArg(args, 2, 1), intArg(args, 3, 1)
+		end := time.Now().Add(time.Duration(secs) * time.Second)
+		var made atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < n; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(end) {
+					i := made.Add(1)
+					ctx, cancel := context.WithDeadline(context.Background(), end)
+					_, _ = net.DefaultResolver.LookupHost(ctx, fmt.Sprintf("%s-%d-%d.%s", args[0], os.Getpid(), i, args[1]))
+					cancel()
+				}
+			}()
+		}
+		wg.Wait()
+		r := result(nil, "flooded")
+		r.Count = int(made.Load())
 		return r
 	},
 	// TLS to ADDR with server name SNI, then one HTTP request for HOST.

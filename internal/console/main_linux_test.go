@@ -1,0 +1,11 @@
+//go:build linux
+
+package console_test
+
+import (
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }

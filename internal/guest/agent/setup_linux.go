@@ -1,0 +1,291 @@
+//go:build linux
+
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+
+	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/harden"
+)
+
+// Devices bind-mounted from the host. A user namespace cannot mknod, and
+// these are the only nodes a workload gets (no /dev/mem, no block devices).
+var hostDevices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// Capabilities the agent keeps after setup, for its own file and process
+// work on the sandbox's behalf. Workloads get none (bounding set emptied).
+var keepCaps = []harden.Cap{
+	harden.CapChown, harden.CapDacOverride, harden.CapDacReadSearch, harden.CapFowner,
+	harden.CapFsetid, harden.CapKill, harden.CapSetgid, harden.CapSetuid,
+	// To prepare a replacement spawner thread (it only ever lowers a
+	// thread's own bounding set).
+	harden.CapSetpcap,
+}
+
+// setupFS builds the sandbox's root: overlays over the id-mapped lowers with
+// upper layers in the quota'd layer directory, /proc, a minimal /dev, then
+// pivot_root. It returns directory fds on the delegated cgroups, opened
+// while the host's tree is still visible.
+func setupFS(cfg *guestapi.Config, dirs setupDirs) (execDir, memDir int, err error) {
+	execDir, memDir = -1, -1
+	// Nothing we mount may propagate back to the host.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return -1, -1, fmt.Errorf("make mounts private: %w", err)
+	}
+	// Everything host-side is reached through the descriptors (magic links
+	// skip the permission checks of the directories above them).
+	mnt := "/proc/self/fd/" + strconv.Itoa(dirs.mnt)
+	layer := "/proc/self/fd/" + strconv.Itoa(dirs.layer)
+	under := func(p string) string { return mnt + "/" + filepath.Clean("/" + p)[1:] }
+	root := under(cfg.NewRoot)
+	if err := overlay(under(cfg.RootLower), layer, "root", root); err != nil {
+		return -1, -1, err
+	}
+	for i, o := range cfg.Overlays {
+		target := filepath.Join(root, filepath.Clean("/"+o.Path))
+		if err := os.MkdirAll(target, 0o755); err != nil {
+			return -1, -1, fmt.Errorf("overlay mount point %s: %w", o.Path, err)
+		}
+		if err := overlay(under(o.Lower), layer, "o"+strconv.Itoa(i), target); err != nil {
+			return -1, -1, err
+		}
+	}
+	for _, d := range []struct {
+		p    string
+		mode os.FileMode
+		uid  int
+	}{
+		{"proc", 0o555, 0}, {"dev", 0o755, 0}, {"tmp", 0o1777, 0}, {"workspace", 0o777, 0},
+		{"root", 0o700, 0}, {"home", 0o755, 0}, {"home/user", 0o755, 1000}, {"etc", 0o755, 0},
+		{"var/tmp", 0o1777, 0}, {"run", 0o755, 0},
+	} {
+		p := filepath.Join(root, d.p)
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(p, d.mode); err != nil {
+			return -1, -1, fmt.Errorf("mkdir /%s: %w", d.p, err)
+		}
+		_ = os.Chmod(p, d.mode)
+		_ = os.Chown(p, d.uid, d.uid)
+	}
+	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return -1, -1, fmt.Errorf("mount /proc: %w", err)
+	}
+	if err := setupDev(root, cfg.ShmBytes); err != nil {
+		return -1, -1, err
+	}
+	etc := map[string]string{
+		"etc/hostname":    cfg.Hostname + "\n",
+		"etc/hosts":       cfg.Hosts,
+		"etc/resolv.conf": cfg.ResolvConf,
+	}
+	for p, content := range cfg.ExtraFiles {
+		etc[path.Clean("/" + p)[1:]] = content
+	}
+	for p, content := range etc {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return -1, -1, fmt.Errorf("write /%s: %w", p, err)
+		}
+		_ = os.Remove(full) // may be a symlink in the template (resolv.conf)
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return -1, -1, fmt.Errorf("write /%s: %w", p, err)
+		}
+	}
+	if cfg.CgroupExecDir != "" {
+		if execDir, err = unix.Open(cfg.CgroupExecDir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, -1, fmt.Errorf("open exec cgroup: %w", err)
+		}
+	}
+	if cfg.CgroupMemoryDir != "" {
+		if memDir, err = unix.Open(cfg.CgroupMemoryDir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, -1, fmt.Errorf("open memory cgroup: %w", err)
+		}
+	}
+	// pivot_root(".", ".") stacks the old root under the new one; detaching
+	// it leaves no path back to the host's tree.
+	if err := unix.Chdir(root); err != nil {
+		return -1, -1, fmt.Errorf("chdir new root: %w", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return -1, -1, fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return -1, -1, fmt.Errorf("detach old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return -1, -1, err
+	}
+	return execDir, memDir, nil
+}
+
+// overlay mounts lower + layerDir/name/{upper,work} at target.
+func overlay(lower, layerDir, name, target string) error {
+	upper := filepath.Join(layerDir, name, "upper")
+	work := filepath.Join(layerDir, name, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("layer dir: %w", err)
+		}
+	}
+	// userxattr: inside a user namespace overlayfs must keep its metadata
+	// (opaque dirs, redirects) in user.* xattrs.
+	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",userxattr"
+	if err := unix.Mount("overlay", target, "overlay", unix.MS_NOSUID, opts); err != nil {
+		return fmt.Errorf("mount overlay %s: %w", name, err)
+	}
+	return nil
+}
+
+func setupDev(root string, shm int64) error {
+	dev := filepath.Join(root, "dev")
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=256k,nr_inodes=512"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, d := range hostDevices {
+		p := filepath.Join(dev, d)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o666)
+		if err != nil {
+			return fmt.Errorf("/dev/%s: %w", d, err)
+		}
+		f.Close()
+		if err := unix.Mount("/dev/"+d, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", d, err)
+		}
+	}
+	pts := filepath.Join(dev, "pts")
+	if err := os.Mkdir(pts, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("devpts", pts, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,gid=5"); err != nil {
+		return fmt.Errorf("mount /dev/pts: %w", err)
+	}
+	shmDir := filepath.Join(dev, "shm")
+	if err := os.Mkdir(shmDir, 0o1777); err != nil {
+		return err
+	}
+	if shm <= 0 {
+		shm = 64 << 20
+	}
+	if err := unix.Mount("shm", shmDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size="+strconv.FormatInt(shm, 10)); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	for name, target := range map[string]string{
+		"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockDown finishes setup: hostname, cgroup namespace, nested user
+// namespaces refused, then the hardening that every workload inherits.
+func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, cgDirs ...int) error {
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
+		return fmt.Errorf("sethostname: %w", err)
+	}
+	// The host already moved us into the sandbox's group: make it our
+	// cgroup root, so /proc/self/cgroup shows nothing of the host's tree.
+	// Namespaces are per thread, and Go may fork from any of them (psx:
+	// see harden's allThreadsPrctl, for a server binary built with cgo).
+	if _, _, e := psx.Syscall3(unix.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e != 0 {
+		return fmt.Errorf("cgroup namespace: %w", e)
+	}
+	// Nested user namespaces are the door to most kernel exploits that need
+	// capabilities (e.g. CVE-2022-0185, CVE-2023-32233). seccomp refuses
+	// unshare/clone with CLONE_NEWUSER; this limit, counted per user
+	// namespace by the kernel, also covers clone3 whose flags seccomp cannot read.
+	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
+		return fmt.Errorf("limit nested user namespaces: %w", err)
+	}
+	if err := unix.Chdir("/workspace"); err != nil {
+		return err
+	}
+	// Non-dumpable: workloads running as the same uid cannot open
+	// /proc/1/{mem,fd,environ,exe} of the agent (ptrace access checks).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("set non-dumpable: %w", err)
+	}
+	mark("misc")
+	if err := harden.SetNoNewPrivs(); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	mark("nnp")
+	rules := fsRules()
+	for _, fd := range cgDirs {
+		if fd >= 0 {
+			rules.FullTrees = append(rules.FullTrees, "/proc/self/fd/"+strconv.Itoa(fd))
+		}
+	}
+	if err := harden.RestrictFS(rules); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	mark("landlock")
+	// The spawner thread empties its bounding set, which needs CAP_SETPCAP.
+	if err := beforeCaps(); err != nil {
+		return fmt.Errorf("spawner: %w", err)
+	}
+	mark("spawner")
+	if err := harden.LimitCaps(keepCaps); err != nil {
+		return fmt.Errorf("capabilities: %w", err)
+	}
+	mark("caps")
+	if err := harden.LoadSeccomp(); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	mark("seccomp")
+	return nil
+}
+
+// fsRules lets files be written anywhere in the sandbox's own tree except
+// /proc, /sys and /dev (other than the harmless device nodes).
+func fsRules() harden.FSRules {
+	var r harden.FSRules
+	entries, _ := os.ReadDir("/")
+	for _, e := range entries {
+		switch e.Name() {
+		case "proc", "sys", "dev":
+			continue
+		}
+		r.WritableTrees = append(r.WritableTrees, "/"+e.Name())
+	}
+	r.WritableTrees = append(r.WritableTrees, "/dev/shm", "/dev/pts")
+	for _, d := range hostDevices {
+		r.WritableFiles = append(r.WritableFiles, "/dev/"+d)
+	}
+	r.WritableFiles = append(r.WritableFiles, "/dev/ptmx")
+	return r
+}
+
+// loopbackUp brings up lo in the sandbox's new network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}

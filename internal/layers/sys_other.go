@@ -1,0 +1,13 @@
+//go:build !linux
+
+package layers
+
+import (
+	"io"
+
+	"github.com/paddockhq/paddock/internal/errs"
+)
+
+func tryLock(p string) (io.Closer, bool, error) { return nil, false, errs.ErrUnsupported }
+
+func diskUsage(root string) (int64, error) { return 0, errs.ErrUnsupported }

@@ -1,0 +1,5 @@
+package oci_test
+
+import "runtime"
+
+func hostArch() string { return runtime.GOARCH }

@@ -1,0 +1,5 @@
+package ocitest
+
+import "runtime"
+
+func hostArch() string { return runtime.GOARCH }

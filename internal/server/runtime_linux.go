@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+
+	"github.com/paddockhq/paddock/internal/cgroup"
+	"github.com/paddockhq/paddock/internal/disk"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guestbin"
+	"github.com/paddockhq/paddock/internal/runtime/gvisor"
+	"github.com/paddockhq/paddock/internal/runtime/native"
+)
+
+// Backend is the sandboxes' runtime: native Linux namespaces.
+type Backend = native.Backend
+
+// supported: sandboxes run here.
+func supported() error { return nil }
+
+// openRuntime detects the cgroups, opens the writable layers' store and
+// starts the native runtime over them.
+func (s *Server) openRuntime(ctx context.Context) error {
+	c := &s.cfg
+	var err error
+	if s.Cgroups, err = cgroup.Detect("/sys/fs/cgroup", c.CgroupPrefix); err != nil {
+		return fmt.Errorf("cgroups: %w", err)
+	}
+	if c.FavorDynMods {
+		if changed, err := cgroup.FavorDynMods(); err != nil {
+			s.log.Warn("cannot set favordynmods; sandbox starts will be slower", "err", err)
+		} else if changed {
+			s.log.Info("remounted cgroup2 with favordynmods (faster cgroup migrations, host-wide)")
+		}
+	}
+	size := c.LayersSize
+	if size == 0 {
+		if size, err = halfFreeDisk(c.DataDir); err != nil {
+			return err
+		}
+	}
+	layers, why, err := disk.Open(disk.Options{Dir: filepath.Join(c.DataDir, "layers"), ImageSize: size})
+	if err != nil {
+		return fmt.Errorf("writable layers: %w", err)
+	}
+	s.LayerKind = "tmpfs"
+	if layers != nil {
+		s.Disk = layers
+		s.onClose("writable layers", layers.Close)
+		s.LayerKind = layers.Kind()
+	} else {
+		s.log.Warn("writable layers are tmpfs inside each sandbox (RAM, counted against its memory)", "reason", why)
+	}
+	if err := s.openNetwork(ctx); err != nil { // network.go: veths, nftables, egress proxy and resolver
+		return err
+	}
+	rt, err := native.New(native.Options{DataDir: c.DataDir, Log: s.log, Cgroups: s.Cgroups, Disk: s.Disk,
+		UIDBase: c.UIDBase, Slots: c.Slots, Network: s.runtimeNetwork()})
+	if err != nil {
+		return err
+	}
+	s.Backend = rt
+	s.onClose("runtime", rt.Close)
+	s.logGuest()
+	s.logGVisor()
+	return nil
+}
+
+// logGVisor says at start whether this server can run gVisor sandboxes
+// (docs/gvisor.md) and with which runsc, so that an operator sees a
+// missing or wrong one at once. The manager does not offer the gVisor
+// runtime yet (issue 18, phase 2).
+func (s *Server) logGVisor() {
+	path, err := gvisor.FindRunsc(s.cfg.Runsc)
+	if err != nil {
+		s.log.Info("gVisor sandboxes unavailable", "reason", errs.Public(err))
+		return
+	}
+	s.log.Info("gVisor available", "runsc", path, "version", gvisor.RunscVersion)
+}
+
+// logGuest says, in one line, which guest agent sandboxes run: the one
+// embedded in this binary, or (a plain `go build`/`go install`) this
+// whole binary re-executed, which starts every sandbox a few ms slower.
+func (s *Server) logGuest() {
+	if guestbin.Embedded() {
+		s.log.Info("guest agent embedded", "guest", "embedded")
+		return
+	}
+	s.log.Warn("guest agent not embedded: sandboxes re-execute this binary as their guest, a few ms slower per start; `make build` embeds it",
+		"guest", "re-exec")
+}
+
+// halfFreeDisk is the default size of the layers' image: half the free
+// space of the data directory's filesystem, between 1 GiB and 1 TiB.
+func halfFreeDisk(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	free := int64(st.Bavail) * st.Bsize / 2
+	return min(max(free, 1<<30), 1<<40), nil
+}
+
+// lockDataDir keeps two servers off one data directory.
+func lockDataDir(dir string) (func() error, error) {
+	f, err := openLockFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another paddock server is using %s", dir)
+	}
+	return f.Close, nil
+}
+
+// raiseNoFile lifts the soft open-file limit to the hard one: every
+// sandbox holds a few descriptors here.
+func raiseNoFile() {
+	var r syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < r.Max {
+		r.Cur = r.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package template
+
+func isOpaqueDir(p string) bool { return false }

@@ -1,0 +1,243 @@
+"""What the sync and async clients share: configuration, the retry policy,
+and the client-side argument checks (worded as the server words them, so an
+error reads the same whether it was caught here or there)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import quote
+
+from ._errors import InvalidArgumentError, TooLargeError
+
+DEFAULT_URL = "http://127.0.0.1:7070"
+#: The server's default --max-upload (16 GiB); a server started with another
+#: value is not discoverable, so pass max_upload_bytes to match it.
+DEFAULT_MAX_UPLOAD = 16 << 30
+
+# Limits the server enforces (internal/sandbox, internal/guestapi).
+MAX_ARGS = 4096
+MAX_ARGV_BYTES = 1 << 20
+MAX_PATH = 4096
+MAX_NAME = 255
+MAX_OUTPUT_BYTES = 64 << 20
+MIN_PROCESS_BUFFER = 4 << 10
+MAX_PROCESS_BUFFER = 16 << 20
+USERS = ("root", "user")
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUS = frozenset({502, 503, 504})
+
+
+@dataclass
+class Config:
+    url: str
+    api_key: str | None
+    timeout: float | None
+    max_retries: int
+    max_retry_wait: float
+    max_upload_bytes: int
+
+    @classmethod
+    def resolve(cls, url: str | None, api_key: str | None, timeout: float | None,
+                max_retries: int, max_retry_wait: float, max_upload_bytes: int | None) -> Config:
+        url = (url or os.environ.get("PADDOCK_URL") or DEFAULT_URL).rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise InvalidArgumentError("invalid_argument", "url must start with http:// or https:// (got %r)" % url[:80])
+        key = api_key if api_key is not None else os.environ.get("PADDOCK_API_KEY")
+        if max_retries < 0:
+            raise InvalidArgumentError("invalid_argument", "max_retries must not be negative")
+        return cls(url=url, api_key=key or None, timeout=timeout, max_retries=max_retries,
+                   max_retry_wait=max_retry_wait,
+                   max_upload_bytes=DEFAULT_MAX_UPLOAD if max_upload_bytes is None else max_upload_bytes)
+
+    def headers(self) -> dict[str, str]:
+        h = {"User-Agent": "paddock-python/0.1", "Accept": "application/json"}
+        if self.api_key:
+            h["Authorization"] = "Bearer " + self.api_key
+        return h
+
+    def ws_url(self, path: str) -> str:
+        return "ws" + self.url[len("http"):] + path
+
+
+def backoff(attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait before retry number attempt (0-based): Retry-After
+    when the server gave one, else exponential with full jitter (0.1 s, 0.2 s,
+    0.4 s... at most 5 s)."""
+    if retry_after is not None:
+        return max(0.0, retry_after)
+    return random.uniform(0, min(5.0, 0.1 * (2 ** attempt)))
+
+
+def dumps(v: Any) -> bytes:
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def seg(s: str) -> str:
+    """A path segment, escaped (ids, pids, tags, names)."""
+    if not s:
+        raise InvalidArgumentError("invalid_argument", "an id must not be empty")
+    return quote(s, safe="")
+
+
+def drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def query(**kw: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in kw.items():
+        if v is None:
+            continue
+        out[k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+    return out
+
+
+# ------------------------------------------------------------ argument checks
+
+def argv(cmd: str | Sequence[str]) -> list[str]:
+    """A command as an argv: a string runs through sh -c, a list directly."""
+    if isinstance(cmd, str):
+        return ["sh", "-c", cmd]
+    out = list(cmd)
+    if not out or not isinstance(out[0], str) or out[0] == "":
+        raise InvalidArgumentError("invalid_argument", 'cmd must name a program (it is run directly, not through a shell; use ["sh","-c","..."] for shell syntax)')
+    if len(out) > MAX_ARGS:
+        raise InvalidArgumentError("invalid_argument", "at most %d arguments" % MAX_ARGS)
+    n = 0
+    for a in out:
+        if not isinstance(a, str):
+            raise InvalidArgumentError("invalid_argument", "arguments must be strings")
+        if "\x00" in a:
+            raise InvalidArgumentError("invalid_argument", "arguments must not contain NUL bytes")
+        n += len(a.encode())
+    if n > MAX_ARGV_BYTES:
+        raise InvalidArgumentError("invalid_argument", "arguments exceed %d bytes" % MAX_ARGV_BYTES)
+    return out
+
+
+def user(u: str | None) -> str | None:
+    if u is not None and u not in USERS:
+        raise InvalidArgumentError("invalid_argument", 'user must be "root" or "user"')
+    return u
+
+
+def timeout_ms(seconds: float | None) -> int | None:
+    if seconds is None:
+        return None
+    if seconds < 0:
+        raise InvalidArgumentError("invalid_argument", "timeout_ms must not be negative")
+    return int(round(seconds * 1000))
+
+
+def max_output(n: int | None) -> int | None:
+    if n is not None and not 0 <= n <= MAX_OUTPUT_BYTES:
+        raise InvalidArgumentError("invalid_argument", "max_output_bytes must be between 0 and %d" % MAX_OUTPUT_BYTES)
+    return n
+
+
+def buffer_bytes(n: int | None) -> int | None:
+    if n is not None and not MIN_PROCESS_BUFFER <= n <= MAX_PROCESS_BUFFER:
+        raise InvalidArgumentError("invalid_argument", "buffer_bytes must be %d..%d" % (MIN_PROCESS_BUFFER, MAX_PROCESS_BUFFER))
+    return n
+
+
+def _clip(s: str) -> str:
+    if len(s) > 64:
+        s = s[:64] + "…"
+    return s
+
+
+def _goquote(s: str) -> str:
+    # Go's %q, for the messages the server writes about a path.
+    return json.dumps(s, ensure_ascii=False)
+
+
+def path(p: str, field: str = "path") -> str:
+    """Check a sandbox path the way the server does (guestapi.CleanPath)."""
+    if not isinstance(p, str):
+        raise InvalidArgumentError("invalid_argument", "%s must be a string" % field)
+    if p == "":
+        raise InvalidArgumentError("invalid_argument", "path is empty")
+    if len(p.encode()) > MAX_PATH:
+        raise InvalidArgumentError("invalid_argument", "path is longer than %d bytes" % MAX_PATH)
+    if "\x00" in p:
+        raise InvalidArgumentError("invalid_argument", "path %s contains a NUL byte" % _goquote(_clip(p)))
+    for part in p.split("/"):
+        if part == "..":
+            raise InvalidArgumentError("invalid_argument", 'path %s contains a ".." component; give the path without it' % _goquote(_clip(p)))
+        if len(part.encode()) > MAX_NAME:
+            raise InvalidArgumentError("invalid_argument", "path %s has a name longer than %d bytes" % (_goquote(_clip(p)), MAX_NAME))
+    return p
+
+
+def mode(m: int | str | None) -> str | None:
+    if m is None:
+        return None
+    s = oct(m)[2:].rjust(4, "0") if isinstance(m, int) else m
+    try:
+        v = int(s, 8)
+    except ValueError:
+        raise InvalidArgumentError("invalid_argument", "mode %s is not an octal number such as 0644" % _goquote(_clip(s))) from None
+    if v & ~0o7777:
+        raise InvalidArgumentError("invalid_argument", "mode %s has bits outside 07777" % _goquote(_clip(s)))
+    if v & 0o6000:
+        raise InvalidArgumentError("invalid_argument", "mode %s sets setuid/setgid bits, which the files API does not create" % _goquote(_clip(s)))
+    return s
+
+
+def upload_size(data: Any) -> int | None:
+    """The size of an upload if it can be known before sending."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return len(data)
+    if isinstance(data, str):
+        return len(data.encode())
+    fileno = getattr(data, "fileno", None)
+    if fileno is not None:
+        try:
+            st = os.fstat(fileno())
+            pos = data.tell() if hasattr(data, "tell") else 0
+            if st.st_size or pos:
+                return max(0, st.st_size - pos)
+        except (OSError, ValueError):
+            pass
+    if hasattr(data, "seek") and hasattr(data, "tell"):
+        try:
+            pos = data.tell()
+            end = data.seek(0, 2)
+            data.seek(pos)
+            return end - pos
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def check_upload(data: Any, limit: int) -> None:
+    n = upload_size(data)
+    if n is not None and n > limit:
+        raise TooLargeError("too_large", "the upload is %d bytes, over the %d-byte limit (max_upload_bytes); nothing was sent" % (n, limit))
+
+
+CHUNK = 1 << 20
+
+
+def iter_chunks(data: Any) -> Iterable[bytes]:
+    """bytes, str, a binary file object or an iterable of bytes, in chunks."""
+    if isinstance(data, str):
+        data = data.encode()
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        yield bytes(data)
+        return
+    read = getattr(data, "read", None)
+    if read is not None:
+        while True:
+            b = read(CHUNK)
+            if not b:
+                return
+            yield b.encode() if isinstance(b, str) else b
+    for b in data:
+        yield b.encode() if isinstance(b, str) else bytes(b)

@@ -1,0 +1,9 @@
+package sdktest
+
+import (
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }

@@ -1,0 +1,91 @@
+// Client-side argument checks, worded as the server words them (so an
+// error reads the same whether it was caught here or there).
+import { invalid } from "./errors.js";
+
+export const MAX_ARGS = 4096;
+export const MAX_ARGV_BYTES = 1 << 20;
+export const MAX_PATH = 4096;
+export const MAX_NAME = 255;
+export const MAX_OUTPUT_BYTES = 64 << 20;
+export const MIN_PROCESS_BUFFER = 4 << 10;
+export const MAX_PROCESS_BUFFER = 16 << 20;
+
+const enc = new TextEncoder();
+const blen = (s: string) => enc.encode(s).length;
+
+/** A command as an argv: a string runs through sh -c, an array directly. */
+export function argv(cmd: string | readonly string[]): string[] {
+  if (typeof cmd === "string") return ["sh", "-c", cmd];
+  const out = [...cmd];
+  if (out.length === 0 || typeof out[0] !== "string" || out[0] === "") {
+    throw invalid('cmd must name a program (it is run directly, not through a shell; use ["sh","-c","..."] for shell syntax)');
+  }
+  if (out.length > MAX_ARGS) throw invalid(`at most ${MAX_ARGS} arguments`);
+  let n = 0;
+  for (const a of out) {
+    if (typeof a !== "string") throw invalid("arguments must be strings");
+    if (a.includes("\0")) throw invalid("arguments must not contain NUL bytes");
+    n += blen(a);
+  }
+  if (n > MAX_ARGV_BYTES) throw invalid(`arguments exceed ${MAX_ARGV_BYTES} bytes`);
+  return out;
+}
+
+export function user(u: string | undefined): "root" | "user" | undefined {
+  if (u !== undefined && u !== "root" && u !== "user") throw invalid('user must be "root" or "user"');
+  return u;
+}
+
+export function timeoutMs(ms: number | undefined): number | undefined {
+  if (ms === undefined) return undefined;
+  if (ms < 0) throw invalid("timeout_ms must not be negative");
+  return Math.round(ms);
+}
+
+export function maxOutput(n: number | undefined): number | undefined {
+  if (n !== undefined && !(n >= 0 && n <= MAX_OUTPUT_BYTES)) throw invalid(`max_output_bytes must be between 0 and ${MAX_OUTPUT_BYTES}`);
+  return n;
+}
+
+export function bufferBytes(n: number | undefined): number | undefined {
+  if (n !== undefined && !(n >= MIN_PROCESS_BUFFER && n <= MAX_PROCESS_BUFFER)) {
+    throw invalid(`buffer_bytes must be ${MIN_PROCESS_BUFFER}..${MAX_PROCESS_BUFFER}`);
+  }
+  return n;
+}
+
+const clip = (s: string) => (s.length > 64 ? s.slice(0, 64) + "…" : s);
+const q = (s: string) => JSON.stringify(clip(s));
+
+/** Check a sandbox path the way the server does. */
+export function path(p: string): string {
+  if (typeof p !== "string") throw invalid("path must be a string");
+  if (p === "") throw invalid("path is empty");
+  if (blen(p) > MAX_PATH) throw invalid(`path is longer than ${MAX_PATH} bytes`);
+  if (p.includes("\0")) throw invalid(`path ${q(p)} contains a NUL byte`);
+  for (const part of p.split("/")) {
+    if (part === "..") throw invalid(`path ${q(p)} contains a ".." component; give the path without it`);
+    if (blen(part) > MAX_NAME) throw invalid(`path ${q(p)} has a name longer than ${MAX_NAME} bytes`);
+  }
+  return p;
+}
+
+export function mode(m: number | string | undefined): string | undefined {
+  if (m === undefined) return undefined;
+  const s = typeof m === "number" ? m.toString(8).padStart(4, "0") : m;
+  if (!/^[0-7]+$/.test(s)) throw invalid(`mode ${q(s)} is not an octal number such as 0644`);
+  const v = parseInt(s, 8);
+  if (v & ~0o7777) throw invalid(`mode ${q(s)} has bits outside 07777`);
+  if (v & 0o6000) throw invalid(`mode ${q(s)} sets setuid/setgid bits, which the files API does not create`);
+  return s;
+}
+
+export function port(p: number): number {
+  if (!Number.isInteger(p) || p < 1 || p > 65535) throw invalid("port must be 1..65535");
+  return p;
+}
+
+export function seg(s: string): string {
+  if (!s) throw invalid("an id must not be empty");
+  return encodeURIComponent(s);
+}

@@ -1,0 +1,16 @@
+// Paddock's TypeScript SDK: sandboxes for AI agents on your own servers.
+//
+//   import { Paddock } from "@paddock/sdk";
+//   const sb = await new Paddock().sandboxes.create();   // PADDOCK_URL, PADDOCK_API_KEY
+//   console.log((await sb.exec("echo hello")).stdout);
+//   await sb.kill();
+export { Paddock, createSandbox, withSandbox, type CreateOptions, type AuditFilter } from "./client.js";
+export { Sandbox, ExecStream, type ExecOptions, type OutputChunk } from "./sandbox.js";
+export { Files, type UploadData } from "./files.js";
+export { Processes, type ProcessRef, type StartOptions } from "./processes.js";
+export { Browser } from "./browser.js";
+export { Terminal, type TerminalExit } from "./terminal.js";
+export { Transport, DEFAULT_URL, DEFAULT_MAX_UPLOAD, type ClientOptions, type CallOptions, type WebSocketCtor } from "./http.js";
+export * from "./errors.js";
+export * as models from "./models.js";
+export type * from "./models.js";

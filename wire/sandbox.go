@@ -1,0 +1,106 @@
+package wire
+
+import "time"
+
+// State of a sandbox.
+type State string
+
+// States.
+const (
+	StateRunning State = "running"
+	StateFailed  State = "failed" // the guest exited on its own; resources released
+)
+
+// Sandbox is one sandbox.
+type Sandbox struct {
+	ID        string    `json:"id"`
+	Tenant    string    `json:"tenant"`
+	State     State     `json:"state"`
+	Spec      Spec      `json:"spec"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Reason    string    `json:"reason,omitempty"` // why a failed sandbox stopped
+	FromPool  bool      `json:"from_pool,omitempty"`
+}
+
+// Spec is what a caller asks for (POST /v1/sandboxes). Zero fields take
+// the tenant's, then the server's defaults.
+type Spec struct {
+	Template string            `json:"template,omitempty"`
+	CPU      float64           `json:"cpu,omitempty"`       // cores
+	MemoryMB int64             `json:"memory_mb,omitempty"` // RAM ceiling
+	DiskMB   int64             `json:"disk_mb,omitempty"`   // writable layer quota
+	Pids     int64             `json:"pids,omitempty"`      // task ceiling
+	TimeoutS int64             `json:"timeout_s,omitempty"` // life, then the sandbox is destroyed
+	Labels   map[string]string `json:"labels,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Network  *Network          `json:"network,omitempty"`
+	Browser  bool              `json:"browser,omitempty"` // start a browser at create; larger default limits
+}
+
+// Network is the egress policy of a sandbox (docs/network.md).
+type Network struct {
+	Mode string `json:"mode"` // NetNone, NetAllowlist or NetOpen
+	// Allow are the destinations of allowlist mode: "example.com",
+	// "*.example.com" (names below it), each with an optional ":port".
+	Allow []string `json:"allow,omitempty"`
+	// AllowCIDR are IP destinations allowlist mode may reach as such (IP
+	// literals); the always-refused ranges stay refused.
+	AllowCIDR []string `json:"allow_cidr,omitempty"`
+	// Inject adds the tenant's secrets to requests for named hosts, as
+	// the egress proxy forwards them.
+	Inject []InjectRule `json:"inject,omitempty"`
+}
+
+// Network modes.
+const (
+	NetNone      = "none" // loopback only
+	NetAllowlist = "allowlist"
+	NetOpen      = "open"
+)
+
+// InjectRule is one entry of a network policy's inject: HTTPS requests
+// the sandbox sends to Host get header Header set to Value, a template
+// whose {secret:NAME} placeholders are the tenant's secrets. Host is a
+// name, for port 443, or "name:port".
+type InjectRule struct {
+	Host   string `json:"host"`
+	Header string `json:"header"`
+	Value  string `json:"value"`
+}
+
+// SandboxList is GET /v1/sandboxes.
+type SandboxList struct {
+	Sandboxes []Sandbox `json:"sandboxes"`
+}
+
+// TimeoutRequest is POST /v1/sandboxes/{id}/timeout.
+type TimeoutRequest struct {
+	TimeoutS int64 `json:"timeout_s"`
+}
+
+// Stats is a sandbox's consumption (GET /v1/sandboxes/{id}/stats).
+type Stats struct {
+	MemoryBytes     int64         `json:"memory_bytes"`
+	MemoryPeakBytes int64         `json:"memory_peak_bytes"`
+	OOMKills        int64         `json:"oom_kills"`
+	Pids            int64         `json:"pids"`
+	CPUUsage        time.Duration `json:"cpu_usage_ns"`
+	CPUThrottled    time.Duration `json:"cpu_throttled_ns"`
+	DiskBytes       int64         `json:"disk_bytes"`
+	DiskInodes      int64         `json:"disk_inodes"`
+}
+
+// Template is a template sandboxes start from (GET /v1/templates).
+type Template struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+	SizeBytes   int64     `json:"size_bytes"`
+	Ready       bool      `json:"ready"`
+}
+
+// TemplateList is GET /v1/templates.
+type TemplateList struct {
+	Templates []Template `json:"templates"`
+}
