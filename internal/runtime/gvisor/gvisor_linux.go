@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestbin"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Options configure the gVisor backend.
@@ -94,6 +95,11 @@ func New(o Options) (*Backend, error) {
 
 // Name implements runtime.Backend.
 func (b *Backend) Name() string { return "gvisor" }
+
+// Info says the runtime is available, with runsc's version (GET /healthz).
+func (b *Backend) Info() wire.RuntimeInfo {
+	return wire.RuntimeInfo{Name: "gvisor", Available: true, Version: RunscVersion}
+}
 
 // Runsc is the runsc binary in use.
 func (b *Backend) Runsc() string { return b.runsc }

@@ -41,3 +41,7 @@ func (u Unavailable) Sweep(context.Context, map[string]bool) (int, error) { retu
 
 // Close implements runtime.Backend.
 func (u Unavailable) Close() error { return nil }
+
+// Refused is why this runtime cannot run sandboxes (the manager refuses a
+// create with it before recording anything).
+func (u Unavailable) Refused() error { return u.Err }

@@ -386,6 +386,8 @@ export interface FindResult {
 
 export interface Health {
   ok: boolean;
+  /** The runtimes this server knows, available or not */
+  runtimes?: RuntimeInfo[];
   version: string;
 }
 
@@ -502,11 +504,22 @@ export interface ProcessRequest {
   stdin?: boolean;
   /** unique among running processes; no control characters or '/' */
   tag?: string;
+  /** deadline from the start (0: none): the sandbox kills the process's whole tree when it passes */
+  timeout_ms?: number;
   user?: "root" | "user";
 }
 
 export interface RemoveResult {
   removed: number;
+}
+
+export interface RuntimeInfo {
+  available: boolean;
+  name: string;
+  /** Why the runtime is not available, and how to fix it */
+  reason?: string;
+  /** runsc's version, for gvisor */
+  version?: string;
 }
 
 export interface Sandbox {
@@ -590,6 +603,8 @@ export interface Spec {
   memory_mb?: number;
   network?: Network;
   pids?: number;
+  /** Isolation: native (the default; Linux namespaces, seccomp, Landlock) or gvisor (gVisor's kernel; docs/gvisor.md). gvisor where this server cannot run it is refused with unsupported */
+  runtime?: "native" | "gvisor";
   template?: string;
   timeout_s?: number;
 }
