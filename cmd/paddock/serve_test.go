@@ -86,9 +86,9 @@ func TestServeConfigFlags(t *testing.T) {
 				t.Errorf("sizes: %d %d", c.LayersSize, c.MaxUploadBytes)
 			}
 		}},
-		{args: []string{"--runsc", "/opt/runsc"}, check: func(t *testing.T, f *serveFlags) {
-			if c, _ := f.config(nil); c.Runsc != "/opt/runsc" {
-				t.Errorf("--runsc is %q in the config", c.Runsc)
+		{args: []string{"--runsc", "/opt/runsc", "--default-runtime", "gvisor"}, check: func(t *testing.T, f *serveFlags) {
+			if c, _ := f.config(nil); c.Runsc != "/opt/runsc" || c.DefaultRuntime != "gvisor" {
+				t.Errorf("--runsc, --default-runtime are %q, %q in the config", c.Runsc, c.DefaultRuntime)
 			}
 		}},
 		{args: []string{"--max-upload", "0"}, err: `--max-upload: invalid size "0"`},

@@ -9,6 +9,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/runtime/gvisor"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // check refuses a configuration that cannot work, before anything is
@@ -27,11 +28,22 @@ func (c *Config) check() error {
 		}
 		c.PortsDomain = n
 	}
+	switch c.DefaultRuntime {
+	case "", wire.RuntimeNative, wire.RuntimeGVisor:
+	default:
+		return fmt.Errorf("--default-runtime %q: want %s or %s", c.DefaultRuntime, wire.RuntimeNative, wire.RuntimeGVisor)
+	}
 	if c.Runsc != "" {
 		// Asked for by name, so a wrong one is the operator's to fix now,
 		// not a surprise at the first gVisor sandbox.
 		if _, err := gvisor.FindRunsc(c.Runsc); err != nil {
 			return fmt.Errorf("--runsc %s: %s", c.Runsc, errs.Public(err))
+		}
+	}
+	if c.DefaultRuntime == wire.RuntimeGVisor {
+		// Every sandbox asked for without a runtime would be refused.
+		if _, err := gvisor.FindRunsc(c.Runsc); err != nil {
+			return fmt.Errorf("--default-runtime gvisor: %s", errs.Public(err))
 		}
 	}
 	if n := c.Network; n != nil {

@@ -41,6 +41,10 @@ type Config struct {
 	// scripts/deps.sh builds it. One given here must be usable (Open
 	// refuses it otherwise); a missing default only leaves gVisor out.
 	Runsc string
+	// DefaultRuntime is the runtime of a spec that names none
+	// (--default-runtime): "" or "native", or "gvisor" (Open then refuses
+	// to start without a usable runsc). Warm sandboxes stay native.
+	DefaultRuntime string
 
 	Audit AuditConfig
 	HTTP  HTTPConfig

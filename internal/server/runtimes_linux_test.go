@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/runtime/gvisor"
+	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/wire"
 )
@@ -154,5 +156,40 @@ func TestRuntimeGVisorReattach(t *testing.T) {
 	}
 	if _, err := e2.Client.Get(ctx, g.ID); apiCode(err) != wire.CodeNotFound {
 		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// --default-runtime gvisor gives a spec that names no runtime gVisor's
+// kernel; a server that cannot run its default refuses to start.
+func TestDefaultRuntimeGVisor(t *testing.T) {
+	if _, err := gvisor.FindRunsc(""); err != nil {
+		t.Skipf("runsc is not installed (scripts/deps.sh builds it): %v", errs.Public(err))
+	}
+	e := testenv.New(t, testenv.Options{DefaultRuntime: "gvisor", PoolSize: 1})
+	ctx := context.Background()
+	sb, err := e.Client.Create(ctx, client.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Client.Exec(ctx, sb.ID, client.ExecRequest{Cmd: []string{"uname", "-r"}})
+	if err != nil || !strings.Contains(strings.ToLower(r.Stdout), "gvisor") || sb.Spec.Runtime != "gvisor" || sb.FromPool {
+		t.Fatalf("a spec without runtime under --default-runtime gvisor: %+v %+v %v", sb, r, err)
+	}
+	// Positive control: native is still there by name.
+	if n, err := e.Client.Create(ctx, client.Spec{Runtime: "native"}); err != nil || n.Spec.Runtime != "native" {
+		t.Fatalf("native by name: %+v %v", n, err)
+	}
+}
+
+// Refused before anything is opened (the data directory is not made).
+func TestDefaultRuntimeUnavailable(t *testing.T) {
+	t.Setenv("PADDOCK_CACHE", t.TempDir()) // where runsc is not
+	dir := t.TempDir() + "/data"
+	_, err := server.Open(context.Background(), server.Config{DataDir: dir, DefaultRuntime: "gvisor"})
+	if err == nil || !strings.Contains(err.Error(), "--default-runtime gvisor: gVisor is not available on this server: runsc is not installed") {
+		t.Fatalf("Open with an unavailable default runtime: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused configuration made its data directory (%v)", err)
 	}
 }

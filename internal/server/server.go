@@ -137,6 +137,9 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if c.Limits != nil {
 		limits = *c.Limits
 	}
+	if err := s.defaultRuntime(&limits); err != nil { // runtimes.go
+		return nil, err
+	}
 	s.Quotas = tenant.NewAdmission(tenant.NewStore(s.Store.SQL()), limits)
 	if err := s.openSecrets(); err != nil { // secrets.go: the secret store, egress CAs
 		return nil, err
@@ -151,7 +154,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	s.Manager = sandbox.New(sandbox.Config{
 		Limits:       limits,
 		MaxSandboxes: c.MaxSandboxes,
-		PoolSize:     c.PoolSize,
+		PoolSize:     s.poolSize(limits), // runtimes.go
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
 	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
 		Admission: s.admission(), Observer: observer})
