@@ -32,6 +32,8 @@ type (
 	WatchRequest    = wire.WatchRequest
 	FileEvent       = wire.FileEvent
 	FindRequest     = wire.FindRequest
+	LinesRequest    = wire.LinesRequest
+	LinesResult     = wire.LinesResult
 	FindResult      = wire.FindResult
 	SearchRequest   = wire.SearchRequest
 	SearchResult    = wire.SearchResult
@@ -266,6 +268,20 @@ func (c *Client) RemoveFile(ctx context.Context, id string, r RemoveRequest) (Re
 func (c *Client) EditFile(ctx context.Context, id string, r EditRequest) (EditResult, error) {
 	var res EditResult
 	err := c.call(ctx, http.MethodPost, filesPath(id, "/edit", nil), r, &res)
+	return res, err
+}
+
+// ReadLines reads a line range of a text file; the server reads only as
+// far into the file as the range (and counting its lines) needs.
+func (c *Client) ReadLines(ctx context.Context, id string, r LinesRequest) (LinesResult, error) {
+	q := withUser(url.Values{"path": {r.Path}}, r.User)
+	for k, v := range map[string]int{"start": r.Start, "end": r.End, "max_bytes": r.MaxBytes} {
+		if v != 0 {
+			q.Set(k, strconv.Itoa(v))
+		}
+	}
+	var res LinesResult
+	err := c.call(ctx, http.MethodGet, filesPath(id, "/lines", q), nil, &res)
 	return res, err
 }
 

@@ -210,6 +210,48 @@ type FileEvent struct {
 	Error   string `json:"error,omitempty"`    // why the stream ended (last event)
 }
 
+// LinesRequest reads lines Start..End (counted from 1, inclusive; 0:
+// Start + DefaultLines - 1) of a text file, at most MaxBytes of them (0:
+// DefaultLinesBytes), without reading the file to the host (GET
+// .../files/lines).
+type LinesRequest struct {
+	Path     string `json:"path"`
+	User     string `json:"user,omitempty"`
+	Start    int    `json:"start,omitempty"` // 0: 1
+	End      int    `json:"end,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
+}
+
+// Bounds of a line-range read. A line longer than LineCutBytes is cut,
+// the rest replaced by LineCutMarker; LineCountBytes bounds how far past
+// the range the file is read to count its lines.
+const (
+	DefaultLines      = 2000
+	DefaultLinesBytes = 256 << 10
+	MaxLinesBytes     = 4 << 20
+	LineCutBytes      = 16 << 10
+	LineCutMarker     = " [... line cut ...]\n"
+	LineCountBytes    = 64 << 20
+)
+
+// LinesResult is a line range. Content is the lines, exactly as in the
+// file except for invalid UTF-8 (replaced) and cut lines (marked); End is
+// the last line in it (Start-1 if none); Total the file's lines (0 when
+// too far to count); More says lines follow End; Truncated that MaxBytes
+// or a cut shortened it. A binary file (a NUL in the range) has Binary set
+// and no content.
+type LinesResult struct {
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+	Start     int    `json:"start"`
+	End       int    `json:"end"`
+	Total     int    `json:"total,omitempty"`
+	More      bool   `json:"more,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Binary    bool   `json:"binary,omitempty"`
+	Size      int64  `json:"size"`
+}
+
 // FindRequest globs for paths under a directory.
 type FindRequest struct {
 	Path    string `json:"path"`

@@ -29,6 +29,7 @@ func (s *Server) fileRoutes() {
 	s.authed("DELETE "+base, rights.Write, s.removeFile)
 	s.authed("GET "+base+"/stat", rights.Read, s.statFile)
 	s.authed("GET "+base+"/list", rights.Read, s.listFiles)
+	s.authed("GET "+base+"/lines", rights.Read, s.readLines)
 	s.authed("POST "+base+"/mkdir", rights.Write, s.mkdir)
 	s.authed("POST "+base+"/move", rights.Write, s.moveFile)
 	s.authed("POST "+base+"/edit", rights.Write, s.editFile)
@@ -248,6 +249,26 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		return
 	}
 	writeJSON(w, http.StatusOK, fi)
+}
+
+func (s *Server) readLines(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	q, err := fileQuery(r, "path", "start", "end", "max_bytes", "user")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req := sandbox.LinesRequest{Path: q.str("path"), User: q.str("user"), Start: int(q.int("start")), End: int(q.int("end")),
+		MaxBytes: int(q.int("max_bytes"))}
+	if q.err != nil {
+		writeError(w, r, q.err)
+		return
+	}
+	res, err := s.m.ReadLines(r.Context(), sc, r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

@@ -47,6 +47,7 @@ func TestWireMatchesOpenAPI(t *testing.T) {
 		{"Error", &wire.ErrorBody{}},
 		{"FileInfo", &wire.FileInfo{}},
 		{"ListResult", &wire.ListResult{}},
+		{"LinesResult", &wire.LinesResult{}},
 		{"RemoveResult", &wire.RemoveResult{}},
 		{"MkdirRequest", &wire.MkdirRequest{}},
 		{"MoveRequest", &wire.MoveRequest{}},

@@ -439,7 +439,6 @@ func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, sc rights.S
 		writeAPIError(w, err)
 		return
 	}
-	s.meta.drop(id)
 	s.watch.dropSandbox(id)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -23,7 +23,8 @@
 // (a flag byte, a 4-byte big-endian length, the JSON message; the last
 // envelope has flag 0x02 and carries the end-of-stream trailer or error).
 //
-// File metadata (E2B's X-Metadata-* upload headers, envd 0.6.2) is kept by
-// this package in memory, bound to the exact version of the file it was
-// uploaded with: Paddock's guest has no extended-attribute API.
+// File metadata (E2B's X-Metadata-* upload headers, envd 0.6.2) is kept
+// on the file, as user.e2b.* extended attributes, through the manager's
+// files API (meta.go); command deadlines are the processes' own deadlines,
+// which the sandbox enforces (process.go). Neither lives in this package.
 package e2b

@@ -343,12 +343,11 @@ func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request, q *envdReq) 
 		if err != nil {
 			return uploadedFile{}, err
 		}
-		fi, err := s.m.WriteFile(r.Context(), q.sc, q.id, sandbox.WriteRequest{Path: p, User: user, Parents: true}, rd, n)
+		// Every upload replaces the file's metadata (none: clears it), in
+		// the same call as its content.
+		fi, err := s.m.WriteFileMeta(r.Context(), q.sc, q.id, sandbox.WriteRequest{Path: p, User: user, Parents: true},
+			metaNamespace, meta, rd, n)
 		if err != nil {
-			return uploadedFile{}, err
-		}
-		// Every upload replaces the file's metadata (none: cleared).
-		if err := s.meta.set(q.id, q.sc.Tenant, fi, meta); err != nil {
 			return uploadedFile{}, err
 		}
 		return uploadedFile{Name: fi.Name, Type: "file", Path: fi.Path, Metadata: nonEmpty(meta)}, nil

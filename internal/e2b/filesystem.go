@@ -39,8 +39,9 @@ func ownerName(id int) string {
 	return strconv.Itoa(id)
 }
 
-// entryInfo maps a FileInfo onto envd's EntryInfo.
-func (c *rpcCall) entryInfo(fi sandbox.FileInfo) pbEntryInfo {
+// entryInfo maps a FileInfo and its user.e2b.* metadata onto envd's
+// EntryInfo.
+func entryInfo(fi sandbox.FileInfo, md map[string]string) pbEntryInfo {
 	perm := fi.Perm()
 	mode := perm
 	e := pbEntryInfo{Name: fi.Name, Path: fi.Path, Size: fi.Size, Owner: ownerName(fi.UID), Group: ownerName(fi.GID)}
@@ -63,7 +64,7 @@ func (c *rpcCall) entryInfo(fi sandbox.FileInfo) pbEntryInfo {
 	if !fi.MTime.IsZero() {
 		e.ModifiedTime = pbTime(fi.MTime)
 	}
-	e.Metadata = c.s.meta.get(c.q.id, fi)
+	e.Metadata = nonEmpty(md)
 	return e
 }
 
@@ -78,11 +79,11 @@ func fsStat(c *rpcCall, decode func(any) error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user})
+	fi, err := c.s.m.StatFileMeta(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}, metaNamespace)
 	if err != nil {
 		return nil, err
 	}
-	e := c.entryInfo(fi)
+	e := entryInfo(fi.FileInfo, fi.Metadata)
 	return pbEntryResponse{Entry: &e}, nil
 }
 
@@ -102,8 +103,8 @@ func fsListDir(c *rpcCall, decode func(any) error) (any, error) {
 	if depth > sandbox.MaxListDepth {
 		return nil, errs.Invalid("depth must be between 1 and %d", sandbox.MaxListDepth)
 	}
-	res, err := c.s.m.ListFiles(c.ctx(), c.q.sc, c.q.id, sandbox.ListRequest{Path: p, User: c.q.user, Depth: depth,
-		Limit: sandbox.MaxListLimit})
+	res, err := c.s.m.ListFilesMeta(c.ctx(), c.q.sc, c.q.id, sandbox.ListRequest{Path: p, User: c.q.user, Depth: depth,
+		Limit: sandbox.MaxListLimit}, metaNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func fsListDir(c *rpcCall, decode func(any) error) (any, error) {
 	}
 	out := pbListDirResponse{Entries: make([]pbEntryInfo, 0, len(res.Entries))}
 	for _, fi := range res.Entries {
-		out.Entries = append(out.Entries, c.entryInfo(fi))
+		out.Entries = append(out.Entries, entryInfo(fi.FileInfo, fi.Metadata))
 	}
 	return out, nil
 }
@@ -145,7 +146,7 @@ func fsMakeDir(c *rpcCall, decode func(any) error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := c.entryInfo(fi)
+	e := entryInfo(fi, nil)
 	return pbEntryResponse{Entry: &e}, nil
 }
 
@@ -169,8 +170,15 @@ func fsMove(c *rpcCall, decode func(any) error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.s.meta.move(c.q.id, path.Clean(from), fi.Path)
-	e := c.entryInfo(fi)
+	// The metadata moved with the file (it is on the file); a caller who
+	// may read is told it, as envd does.
+	var md map[string]string
+	if c.q.sc.Can(rights.Read) {
+		if mf, err := c.s.m.StatFileMeta(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: fi.Path, User: c.q.user}, metaNamespace); err == nil {
+			fi, md = mf.FileInfo, mf.Metadata
+		}
+	}
+	e := entryInfo(fi, md)
 	return pbEntryResponse{Entry: &e}, nil
 }
 
@@ -193,7 +201,6 @@ func fsRemove(c *rpcCall, decode func(any) error) (any, error) {
 			return nil, gerr
 		}
 	}
-	c.s.meta.remove(c.q.id, path.Clean(p))
 	return empty{}, nil
 }
 
@@ -212,11 +219,11 @@ func (c *rpcCall) watchEvents(root string, ev sandbox.FileEvent, withEntry bool)
 		if !withEntry {
 			return nil
 		}
-		fi, err := c.s.m.StatFile(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user})
+		fi, err := c.s.m.StatFileMeta(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}, metaNamespace)
 		if err != nil {
 			return nil // gone again already
 		}
-		e := c.entryInfo(fi)
+		e := entryInfo(fi.FileInfo, fi.Metadata)
 		return &e
 	}
 	switch ev.Type {

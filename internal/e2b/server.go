@@ -69,7 +69,6 @@ type Server struct {
 	m       *sandbox.Manager
 	control *http.ServeMux
 	envd    *http.ServeMux
-	meta    *metaStore
 	watch   *watchers
 	routes  []Route
 	once    sync.Once
@@ -99,10 +98,7 @@ func New(o Options) (*Server, error) {
 	if o.TokenTTL <= 0 || o.TokenTTL > auth.MaxTokenTTL {
 		o.TokenTTL = auth.MaxTokenTTL
 	}
-	s := &Server{o: o, log: o.Log, m: o.Manager, meta: newMetaStore()}
-	s.meta.exists = func(id, tenant string) bool {
-		return s.m.Exists(id, tenant)
-	}
+	s := &Server{o: o, log: o.Log, m: o.Manager}
 	s.watch = newWatchers(s)
 	s.control = s.controlRoutes()
 	s.envd = s.envdRoutes()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -140,6 +141,24 @@ func TestNetworkFor(t *testing.T) {
 	}
 }
 
+// keysOf is what parseMetadataHeaders makes of h.
+func keysOf(h http.Header) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		out[strings.ToLower(strings.TrimPrefix(k, "X-Metadata-"))] = v[0]
+	}
+	return out
+}
+
+// manyKeys is n metadata headers.
+func manyKeys(n int) http.Header {
+	h := http.Header{}
+	for i := 0; i < n; i++ {
+		h.Set(fmt.Sprintf("X-Metadata-K%d", i), "v")
+	}
+	return h
+}
+
 func TestParseMetadataHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -151,10 +170,13 @@ func TestParseMetadataHeaders(t *testing.T) {
 		{"lower-cased keys, first value", http.Header{"X-Metadata-Owner": {"alice", "bob"}, "X-Metadata-Purpose": {"test"}},
 			map[string]string{"owner": "alice", "purpose": "test"}, ""},
 		{"empty value", http.Header{"X-Metadata-A": {""}}, map[string]string{"a": ""}, ""},
-		{"empty key", http.Header{"X-Metadata-": {"v"}}, nil, "1..246"},
+		{"empty key", http.Header{"X-Metadata-": {"v"}}, nil, "1..200"},
 		{"non-ASCII value", http.Header{"X-Metadata-A": {"caf\u00e9"}}, nil, "printable"},
 		{"control character", http.Header{"X-Metadata-A": {"a\tb"}}, nil, "printable"},
-		{"long key", http.Header{"X-Metadata-" + strings.Repeat("k", 247): {"v"}}, nil, "1..246"},
+		{"longest key", http.Header{"X-Metadata-" + strings.Repeat("k", 200): {"v"}}, map[string]string{strings.Repeat("k", 200): "v"}, ""},
+		{"long key", http.Header{"X-Metadata-" + strings.Repeat("k", 201): {"v"}}, nil, "1..200"},
+		{"too many keys", manyKeys(65), nil, "at most 64 metadata keys"},
+		{"most keys", manyKeys(64), keysOf(manyKeys(64)), ""},
 		{"too much in all", http.Header{"X-Metadata-A": {strings.Repeat("v", 3000)}, "X-Metadata-B": {strings.Repeat("v", 1100)}}, nil, "at most 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,77 +194,6 @@ func TestParseMetadataHeaders(t *testing.T) {
 				t.Fatal(diff)
 			}
 		})
-	}
-}
-
-func TestMetaStore(t *testing.T) {
-	s := newMetaStore()
-	now := time.Now()
-	fi := sandbox.FileInfo{Path: "/home/user/a", Type: "file", Size: 3, MTime: now}
-	kv := map[string]string{"k": "v"}
-	if err := s.set("sb1", "t", fi, kv); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.get("sb1", fi); !cmp.Equal(got, kv) {
-		t.Fatalf("get = %v", got)
-	}
-	if got := s.get("sb2", fi); got != nil {
-		t.Fatalf("another sandbox sees it: %v", got)
-	}
-	// The file changed by other means: the metadata is not reported, and
-	// forgotten.
-	changed := fi
-	changed.MTime = now.Add(time.Second)
-	if got := s.get("sb1", changed); got != nil {
-		t.Fatalf("a changed file keeps its metadata: %v", got)
-	}
-	if got := s.get("sb1", fi); got != nil {
-		t.Fatalf("forgotten metadata came back: %v", got)
-	}
-	// Move carries a directory's entries; remove drops them.
-	for _, p := range []string{"/d/x", "/d/sub/y", "/dd/z"} {
-		f := fi
-		f.Path = p
-		if err := s.set("sb1", "t", f, kv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.move("sb1", "/d", "/e")
-	for p, want := range map[string]bool{"/d/x": false, "/e/x": true, "/e/sub/y": true, "/dd/z": true} {
-		f := fi
-		f.Path = p
-		if got := s.get("sb1", f) != nil; got != want {
-			t.Errorf("%s: has metadata %v, want %v", p, got, want)
-		}
-	}
-	s.remove("sb1", "/e")
-	f := fi
-	f.Path = "/e/sub/y"
-	if s.get("sb1", f) != nil {
-		t.Error("removed metadata is still there")
-	}
-	// Clearing, pruning and the byte count.
-	f.Path = "/dd/z"
-	_ = s.set("sb1", "t", f, nil)
-	if s.get("sb1", f) != nil || s.total != 0 || len(s.boxes) != 0 {
-		t.Fatalf("after clearing: total %d, boxes %d", s.total, len(s.boxes))
-	}
-	_ = s.set("gone", "t", fi, kv)
-	s.exists = func(id, _ string) bool { return id != "gone" }
-	s.prune(time.Now())
-	if s.total != 0 || len(s.boxes) != 0 {
-		t.Fatalf("pruning left total %d, boxes %d", s.total, len(s.boxes))
-	}
-	// A sandbox's share is bounded.
-	big := map[string]string{"k": strings.Repeat("v", 4000)}
-	var err error
-	for i := 0; i < 2000 && err == nil; i++ {
-		f := fi
-		f.Path = "/f/" + strings.Repeat("x", i%50) + string(rune('a'+i%26)) + "/" + time.Duration(i).String()
-		err = s.set("sb1", "t", f, big)
-	}
-	if errs.CodeOf(err) != errs.CodeLimit {
-		t.Fatalf("no limit: %v", err)
 	}
 }
 

@@ -36,7 +36,8 @@ type Backend interface {
 	ProcessOutput(ctx context.Context, id, ref string, opt wire.OutputOptions, fn func(wire.OutputEvent) error) (wire.ProcessInfo, error)
 	SignalProcess(ctx context.Context, id, ref, signal string, tree bool) (int, error)
 
-	OpenFile(ctx context.Context, id string, req wire.ReadRequest) (*wire.File, error)
+	// ReadLines reads a line range; the sandbox reads the file.
+	ReadLines(ctx context.Context, id string, req wire.LinesRequest) (wire.LinesResult, error)
 	WriteFile(ctx context.Context, id string, req wire.WriteRequest, body io.Reader, size int64) (wire.FileInfo, error)
 	EditFile(ctx context.Context, id string, req wire.EditRequest) (wire.EditResult, error)
 	ListFiles(ctx context.Context, id string, req wire.ListRequest) (wire.ListResult, error)

@@ -1,10 +1,6 @@
 package mcp
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"time"
 
@@ -17,15 +13,11 @@ const (
 	defaultReadLines = 2000
 	defaultReadBytes = 256 << 10
 	maxReadBytes     = 4 << 20
-	maxLineBytes     = 16 << 10 // a longer line is cut (minified code, data)
-	// countLimit bounds how far past the returned range a read goes to
-	// count the file's lines.
-	countLimit     = 64 << 20
-	maxWriteBytes  = 8 << 20
-	defaultEntries = 1000
-	maxEntries     = 10000
-	defaultMatches = 200
-	maxMatches     = 10000
+	maxWriteBytes    = 8 << 20
+	defaultEntries   = 1000
+	maxEntries       = 10000
+	defaultMatches   = 200
+	maxMatches       = 10000
 )
 
 type fileReadIn struct {
@@ -187,18 +179,17 @@ func fileTools(tb *Toolbox) {
 			}
 			out := fileReadOut{Path: in.Path}
 			id, err := c.On(in.Sandbox, func(id string) error {
-				f, err := c.Backend().OpenFile(c.Context(), id, wire.ReadRequest{Path: in.Path})
+				// The sandbox reads the range: only its lines cross, however
+				// large the file.
+				r, err := c.Backend().ReadLines(c.Context(), id, wire.LinesRequest{Path: in.Path, Start: start, End: end, MaxBytes: limit})
 				if err != nil {
 					return err
 				}
-				defer f.Body.Close()
-				size := f.Size
-				r, err := readLines(f.Body, start, end, limit)
-				if err != nil {
-					return err
+				if r.Binary {
+					return errBinary
 				}
-				out.Content, out.StartLine, out.EndLine, out.TotalLines = r.content, start, r.last, r.total
-				out.More, out.Truncated, out.Size = r.more, r.truncated, size
+				out.Content, out.StartLine, out.EndLine, out.TotalLines = validText(r.Content), start, r.End, r.Total
+				out.More, out.Truncated, out.Size = r.More, r.Truncated, r.Size
 				return nil
 			})
 			out.Sandbox = id
@@ -332,100 +323,4 @@ func fileTools(tb *Toolbox) {
 		})
 }
 
-// lines is a line range read from a file.
-type lines struct {
-	content   string
-	last      int  // number of the last line returned
-	total     int  // lines in the file, 0 if not counted to the end
-	more      bool // lines follow the last one returned
-	truncated bool
-}
-
 var errBinary = newToolError(errs.CodeInvalid, "This looks like a binary file (it contains NUL bytes), so file_read does not return it; inspect it with exec, e.g. `file PATH` or `xxd PATH | head -50`.")
-
-const lineCutMarker = " [... line cut ...]\n"
-
-// readLines returns lines start..end of r (from 1, inclusive), at most
-// limit bytes of them, cutting lines over maxLineBytes; then it counts
-// the remaining lines (reading at most countLimit more bytes) for total.
-// Memory is bounded by limit and maxLineBytes, whatever the file.
-func readLines(r io.Reader, start, end, limit int) (lines, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	out := lines{last: start - 1}
-	var content bytes.Buffer
-	storing := true
-	var past int64
-	for n := 1; ; n++ {
-		want := 0
-		if storing && n >= start && n <= end {
-			want = maxLineBytes
-		}
-		line, size, err := nextLine(br, want)
-		if size == 0 {
-			if errors.Is(err, io.EOF) {
-				out.total = n - 1
-				break
-			}
-			if err != nil {
-				return lines{}, errs.Wrap(errs.CodeUnavailable, err, "reading the file broke off")
-			}
-		}
-		if want > 0 {
-			if bytes.IndexByte(line, 0) >= 0 {
-				return lines{}, errBinary
-			}
-			if size > len(line) {
-				line = append(trimPartialEnd(line), lineCutMarker...)
-				out.truncated = true
-			}
-			// Made valid before it is counted: a replacement character is
-			// three bytes where the invalid one was one.
-			line = []byte(validText(string(line)))
-			switch room := limit - content.Len(); {
-			case len(line) <= room:
-				content.Write(line)
-				out.last = n
-			case content.Len() == 0:
-				// One line over the whole budget: what fits of it.
-				content.Write(trimPartialEnd(line[:room]))
-				out.last, out.truncated, storing = n, true, false
-			default:
-				out.truncated, storing = true, false
-			}
-		}
-		if n > out.last {
-			out.more = true
-			past += int64(size)
-		}
-		if errors.Is(err, io.EOF) {
-			out.total = n
-			break
-		}
-		if err != nil {
-			return lines{}, errs.Wrap(errs.CodeUnavailable, err, "reading the file broke off")
-		}
-		if past > countLimit {
-			break // too long to count: total stays unknown
-		}
-	}
-	out.content = validText(content.String())
-	return out, nil
-}
-
-// nextLine reads one line (with its newline) and returns its first max
-// bytes and its full size; max 0 only skips it.
-func nextLine(br *bufio.Reader, max int) ([]byte, int, error) {
-	var line []byte
-	size := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		size += len(chunk)
-		if room := max - len(line); room > 0 {
-			line = append(line, chunk[:min(len(chunk), room)]...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return line, size, err
-	}
-}

@@ -2,10 +2,8 @@ package mcp
 
 import (
 	"errors"
-	"io"
 	"strings"
 	"testing"
-	"testing/iotest"
 	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -82,76 +80,6 @@ func FuzzCapture(f *testing.F) {
 		all := string(a) + string(b)
 		if !c.truncated() && s != validText(all) {
 			t.Fatalf("untruncated %q != %q", s, all)
-		}
-	})
-}
-
-func TestReadLines(t *testing.T) {
-	long := strings.Repeat("y", maxLineBytes+10)
-	for _, tc := range []struct {
-		name                   string
-		file                   string
-		start, end, limit      int
-		content                string
-		last, total            int
-		more, truncated, isErr bool
-	}{
-		{name: "whole", file: "a\nb\nc\n", start: 1, end: 10, limit: 100, content: "a\nb\nc\n", last: 3, total: 3},
-		{name: "no final newline", file: "a\nb", start: 1, end: 10, limit: 100, content: "a\nb", last: 2, total: 2},
-		{name: "range", file: "1\n2\n3\n4\n5\n", start: 2, end: 3, limit: 100, content: "2\n3\n", last: 3, total: 5, more: true},
-		{name: "empty", file: "", start: 1, end: 10, limit: 100, content: "", last: 0, total: 0},
-		{name: "past the end", file: "a\n", start: 5, end: 9, limit: 100, content: "", last: 4, total: 1},
-		{name: "byte budget", file: "aaaa\nbbbb\ncccc\n", start: 1, end: 10, limit: 10, content: "aaaa\nbbbb\n", last: 2, total: 3, more: true, truncated: true},
-		{name: "one huge line", file: "abcdefghij\nk\n", start: 1, end: 10, limit: 4, content: "abcd", last: 1, total: 2, more: true, truncated: true},
-		{name: "long line cut", file: long + "\nz\n", start: 1, end: 10, limit: 1 << 20, content: long[:maxLineBytes] + lineCutMarker + "z\n", last: 2, total: 2, truncated: true},
-		{name: "binary", file: "a\x00b\n", start: 1, end: 10, limit: 100, isErr: true},
-		{name: "binary outside the range is fine", file: "ok\n\x00\n", start: 1, end: 1, limit: 100, content: "ok\n", last: 1, total: 2, more: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			// One byte at a time too: the reader must not depend on chunking.
-			for _, r := range []io.Reader{strings.NewReader(tc.file), iotest.OneByteReader(strings.NewReader(tc.file))} {
-				got, err := readLines(r, tc.start, tc.end, tc.limit)
-				if tc.isErr {
-					if !errors.Is(err, errBinary) {
-						t.Fatalf("err = %v, want the binary refusal", err)
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got.content != tc.content || got.last != tc.last || got.total != tc.total || got.more != tc.more || got.truncated != tc.truncated {
-					t.Fatalf("got %+v\nwant content %q last %d total %d more %v truncated %v", got, tc.content, tc.last, tc.total, tc.more, tc.truncated)
-				}
-			}
-		})
-	}
-}
-
-func TestReadLinesReadError(t *testing.T) {
-	_, err := readLines(iotest.ErrReader(errors.New("boom")), 1, 10, 100)
-	if errs.CodeOf(err) != errs.CodeUnavailable {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-func FuzzReadLines(f *testing.F) {
-	f.Add([]byte("a\nb\nc"), 1, 2, 3)
-	f.Add([]byte("\n\n\n"), 2, 2, 1)
-	f.Add([]byte("héllo\nwörld\n"), 1, 100, 3)
-	f.Fuzz(func(t *testing.T, file []byte, start, end, limit int) {
-		if start < 1 || end < start || limit < 1 || limit > 1<<20 || end > 1<<20 {
-			return
-		}
-		got, err := readLines(strings.NewReader(string(file)), start, end, limit)
-		if err != nil {
-			return
-		}
-		if len(got.content) > limit+len(lineCutMarker)*(end-start+1) || !utf8.ValidString(got.content) {
-			t.Fatalf("content %q over limit %d or invalid", got.content, limit)
-		}
-		if got.last < start-1 || got.last > end {
-			t.Fatalf("last %d outside %d..%d", got.last, start, end)
 		}
 	})
 }

@@ -174,6 +174,11 @@ func (c *Caller) EditFile(ctx context.Context, id string, req EditRequest) (Edit
 	return c.m.EditFile(ctx, rights.FromContext(ctx), id, req)
 }
 
+// ReadLines reads a line range of a text file.
+func (c *Caller) ReadLines(ctx context.Context, id string, req LinesRequest) (LinesResult, error) {
+	return c.m.ReadLines(ctx, rights.FromContext(ctx), id, req)
+}
+
 // FindFiles globs for paths.
 func (c *Caller) FindFiles(ctx context.Context, id string, req FindRequest) (FindResult, error) {
 	return c.m.FindFiles(ctx, rights.FromContext(ctx), id, req)

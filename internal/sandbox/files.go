@@ -263,31 +263,43 @@ func (a *auditedBody) Close() error {
 // WriteFile streams body (size bytes, or -1 if unknown) into a file. The
 // file is replaced only when the whole body arrived.
 func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteRequest, body io.Reader, size int64) (FileInfo, error) {
+	fi, err := m.writeFile(ctx, sc, id, req, metaOpt{}, body, size)
+	return wireFile(fi), err
+}
+
+func (m *Manager) writeFile(ctx context.Context, sc Scope, id string, req WriteRequest, mo metaOpt, body io.Reader, size int64) (guestapi.FileInfo, error) {
+	var fi guestapi.FileInfo
 	if err := sc.Need(rights.Write); err != nil {
-		return FileInfo{}, err
+		return fi, err
 	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
-		return FileInfo{}, err
+		return fi, err
 	}
 	if req.Mode != "" {
 		if _, err := guestapi.ParseMode(req.Mode); err != nil {
-			return FileInfo{}, err
+			return fi, err
 		}
 	}
 	lim := m.fileLimits()
 	if size > lim.MaxUploadBytes {
-		return FileInfo{}, errs.New(errs.CodeTooLarge, "the upload (%d bytes) exceeds the limit of %d bytes", size, lim.MaxUploadBytes)
+		return fi, errs.New(errs.CodeTooLarge, "the upload (%d bytes) exceeds the limit of %d bytes", size, lim.MaxUploadBytes)
 	}
 	if req.MaxBytes <= 0 || req.MaxBytes > lim.MaxUploadBytes {
 		req.MaxBytes = lim.MaxUploadBytes
 	}
-	var fi FileInfo
-	err = m.fileAct(ctx, sc, id, "file.write", map[string]any{"path": req.Path, "size": size, "mode": req.Mode,
-		"parents": req.Parents, "user": req.User}, func(g *guestapi.Client) (map[string]any, error) {
+	intent := map[string]any{"path": req.Path, "size": size, "mode": req.Mode, "parents": req.Parents, "user": req.User}
+	gr := guestWrite(req)
+	if mo.ns != "" {
+		if err := guestapi.ValidMetadata(mo.ns, mo.kv); err != nil {
+			return fi, err
+		}
+		gr.MetadataNamespace, gr.Metadata, gr.ReplaceMetadata = mo.ns, mo.kv, true
+		intent["metadata_namespace"], intent["metadata_keys"] = mo.ns, len(mo.kv)
+	}
+	err = m.fileAct(ctx, sc, id, "file.write", intent, func(g *guestapi.Client) (map[string]any, error) {
 		var err error
-		gfi, err := g.WriteFile(ctx, guestWrite(req), body, size)
-		fi = wireFile(gfi)
+		fi, err = g.WriteFile(ctx, gr, body, size)
 		if err != nil {
 			return nil, err
 		}
@@ -298,19 +310,26 @@ func (m *Manager) WriteFile(ctx context.Context, sc Scope, id string, req WriteR
 
 // StatFile describes one path (lstat, or the target with Follow).
 func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatRequest) (FileInfo, error) {
+	fi, err := m.statFile(ctx, sc, id, req, "")
+	return wireFile(fi), err
+}
+
+// statFile is StatFile, reporting the metadata of namespace ns ("": none).
+func (m *Manager) statFile(ctx context.Context, sc Scope, id string, req StatRequest, ns string) (guestapi.FileInfo, error) {
+	var fi guestapi.FileInfo
 	if err := sc.Need(rights.Read); err != nil {
-		return FileInfo{}, err
+		return fi, err
 	}
 	var err error
 	if req.Path, err = cleanIn("path", req.Path, req.User); err != nil {
-		return FileInfo{}, err
+		return fi, err
 	}
-	var fi FileInfo
+	gr := guestStat(req)
+	gr.Metadata = ns
 	err = m.fileAct(ctx, sc, id, "file.stat", map[string]any{"path": req.Path, "user": req.User},
 		func(g *guestapi.Client) (map[string]any, error) {
 			var err error
-			gfi, err := g.Stat(ctx, guestStat(req))
-			fi = wireFile(gfi)
+			fi, err = g.Stat(ctx, gr)
 			return nil, err
 		})
 	return fi, err
@@ -318,23 +337,35 @@ func (m *Manager) StatFile(ctx context.Context, sc Scope, id string, req StatReq
 
 // ListFiles lists a directory.
 func (m *Manager) ListFiles(ctx context.Context, sc Scope, id string, req ListRequest) (ListResult, error) {
-	if err := sc.Need(rights.Read); err != nil {
+	res, err := m.listFiles(ctx, sc, id, req, "")
+	if err != nil {
 		return ListResult{}, err
+	}
+	return wireListResult(res), nil
+}
+
+// listFiles is ListFiles, reporting each entry's metadata of namespace ns
+// ("": none).
+func (m *Manager) listFiles(ctx context.Context, sc Scope, id string, req ListRequest, ns string) (guestapi.ListResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return guestapi.ListResult{}, err
 	}
 	var err error
 	if req.Path, err = cleanIn("path", orWorkspace(req.Path), req.User); err != nil {
-		return ListResult{}, err
+		return guestapi.ListResult{}, err
 	}
 	if req.Depth < 0 || req.Depth > guestapi.MaxListDepth {
-		return ListResult{}, errs.Invalid("depth must be between 1 and %d", guestapi.MaxListDepth)
+		return guestapi.ListResult{}, errs.Invalid("depth must be between 1 and %d", guestapi.MaxListDepth)
 	}
 	if req.Limit < 0 || req.Limit > guestapi.MaxListLimit {
-		return ListResult{}, errs.Invalid("limit must be between 1 and %d", guestapi.MaxListLimit)
+		return guestapi.ListResult{}, errs.Invalid("limit must be between 1 and %d", guestapi.MaxListLimit)
 	}
 	var res guestapi.ListResult
 	err = m.fileAct(ctx, sc, id, "file.list", map[string]any{"path": req.Path, "depth": req.Depth, "user": req.User},
 		func(g *guestapi.Client) (map[string]any, error) {
-			raw, err := g.ListRaw(ctx, guestList(req))
+			gr := guestList(req)
+			gr.Metadata = ns
+			raw, err := g.ListRaw(ctx, gr)
 			if err != nil {
 				return nil, err
 			}
@@ -343,10 +374,7 @@ func (m *Manager) ListFiles(ctx context.Context, sc Scope, id string, req ListRe
 			}
 			return map[string]any{"entries": raw.Entries, "truncated": raw.Truncated}, nil
 		})
-	if err != nil {
-		return ListResult{}, err
-	}
-	return wireListResult(res), nil
+	return res, err
 }
 
 // MakeDir makes a directory (with Parents: mkdir -p).

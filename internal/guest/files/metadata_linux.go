@@ -142,6 +142,9 @@ func writeMetadata(fd int, p, ns string, kv map[string]string) error {
 	}
 	names, err := attrsOf(fd).names()
 	if err != nil {
+		if len(kv) == 0 && noXattrs(err) {
+			return nil // nothing to clear where nothing can be kept
+		}
 		return metaErr(p, err)
 	}
 	prefix := userPrefix + ns + "."

@@ -401,6 +401,25 @@ export interface InjectRule {
   value: string;
 }
 
+export interface LinesResult {
+  /** a NUL in the range: no content */
+  binary?: boolean;
+  /** the lines, as in the file (invalid UTF-8 replaced, cut lines marked) */
+  content: string;
+  /** last line in content (start - 1 if none) */
+  end: number;
+  /** lines follow end */
+  more?: boolean;
+  path: string;
+  /** the file's size in bytes */
+  size: number;
+  start: number;
+  /** lines in the file; absent when too far past the range to count */
+  total?: number;
+  /** max_bytes or a line cut shortened content */
+  truncated?: boolean;
+}
+
 export interface ListResult {
   entries: FileInfo[];
   path: string;
@@ -758,6 +777,7 @@ export const OPERATIONS = {
   getSandboxFiles: ["GET", "/v1/sandboxes/{id}/files"],
   getSandboxFilesArchive: ["GET", "/v1/sandboxes/{id}/files/archive"],
   getSandboxFilesFind: ["GET", "/v1/sandboxes/{id}/files/find"],
+  getSandboxFilesLines: ["GET", "/v1/sandboxes/{id}/files/lines"],
   getSandboxFilesList: ["GET", "/v1/sandboxes/{id}/files/list"],
   getSandboxFilesSearch: ["GET", "/v1/sandboxes/{id}/files/search"],
   getSandboxFilesStat: ["GET", "/v1/sandboxes/{id}/files/stat"],

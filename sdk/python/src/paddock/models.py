@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
+__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
 
 
 @dataclass(kw_only=True)
@@ -1380,6 +1380,55 @@ class InjectRule:
             d["host"] = self.host
         if self.value is not None:
             d["value"] = self.value
+        return d
+
+
+@dataclass(kw_only=True)
+class LinesResult:
+    content: str
+    end: int
+    path: str
+    size: int
+    start: int
+    binary: bool | None = None
+    more: bool | None = None
+    total: int | None = None
+    truncated: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LinesResult:
+        return cls(
+            content=d["content"],
+            end=d["end"],
+            path=d["path"],
+            size=d["size"],
+            start=d["start"],
+            binary=d.get("binary"),
+            more=d.get("more"),
+            total=d.get("total"),
+            truncated=d.get("truncated"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.content is not None:
+            d["content"] = self.content
+        if self.end is not None:
+            d["end"] = self.end
+        if self.path is not None:
+            d["path"] = self.path
+        if self.size is not None:
+            d["size"] = self.size
+        if self.start is not None:
+            d["start"] = self.start
+        if self.binary is not None:
+            d["binary"] = self.binary
+        if self.more is not None:
+            d["more"] = self.more
+        if self.total is not None:
+            d["total"] = self.total
+        if self.truncated is not None:
+            d["truncated"] = self.truncated
         return d
 
 
