@@ -36,6 +36,23 @@ type Spec struct {
 	Env      map[string]string `json:"env,omitempty"`
 	Network  *Network          `json:"network,omitempty"`
 	Browser  bool              `json:"browser,omitempty"` // start a browser at create; larger default limits
+	// Runtime isolates the sandbox: RuntimeNative (omitted: the default)
+	// or RuntimeGVisor (docs/gvisor.md).
+	Runtime string `json:"runtime,omitempty"`
+}
+
+// Runtimes.
+const (
+	RuntimeNative = "native" // Linux namespaces, seccomp, Landlock on the host's kernel
+	RuntimeGVisor = "gvisor" // gVisor's kernel (runsc): the workload never reaches the host's
+)
+
+// RuntimeInfo is one runtime a server knows (GET /healthz).
+type RuntimeInfo struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Version   string `json:"version,omitempty"` // runsc's, for gVisor
+	Reason    string `json:"reason,omitempty"`  // why it is not available
 }
 
 // Network is the egress policy of a sandbox (docs/network.md).

@@ -12,6 +12,7 @@ import (
 // specFlags are the flags shared by create and run.
 type specFlags struct {
 	template, memory, disk, timeout, net string
+	runtime                              string
 	cpu                                  float64
 	pids                                 int64
 	browser                              bool
@@ -29,11 +30,12 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allow, "allow", nil, "domain the sandbox may reach (allowlist mode; repeatable)")
 	fs.StringArrayVar(&f.labels, "label", nil, "label KEY=VALUE (repeatable)")
 	fs.StringArrayVar(&f.env, "env", nil, "environment variable KEY=VALUE for every command (repeatable)")
+	fs.StringVar(&f.runtime, "runtime", "", "isolation: native (default) or gvisor (gVisor's kernel; see docs/gvisor.md)")
 	fs.BoolVar(&f.browser, "browser", false, "start a headless browser in the sandbox (larger default limits; see paddock browser)")
 }
 
 func (f *specFlags) spec() (client.Spec, error) {
-	s := client.Spec{Template: f.template, CPU: f.cpu, Pids: f.pids, Browser: f.browser}
+	s := client.Spec{Template: f.template, CPU: f.cpu, Pids: f.pids, Browser: f.browser, Runtime: f.runtime}
 	var err error
 	if f.memory != "" {
 		if s.MemoryMB, err = parseSizeMB(f.memory); err != nil {

@@ -19,7 +19,7 @@ import (
 // serveFlags are paddock serve's options.
 type serveFlags struct {
 	listen, data, tlsCert, tlsKey, logLevel string
-	cgroupPrefix                            string
+	cgroupPrefix, runsc, defaultRuntime     string
 	insecureListen, favorDynMods            bool
 	pool, maxSandboxes, uidBase             int
 	layersSize, maxUpload                   string
@@ -63,6 +63,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxUpload, "max-upload", "16G", "largest single file write or archive upload (the sandbox's disk quota applies too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "paddock", "name of the cgroup that holds every sandbox's group")
+	fs.StringVar(&f.runsc, "runsc", "", "runsc binary for gVisor sandboxes (default: where make deps builds it)")
+	fs.StringVar(&f.defaultRuntime, "default-runtime", "native", "runtime of sandboxes whose spec names none: native or gvisor")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
 	f.http.register(fs)
 	f.obs.register(fs)
@@ -122,6 +124,7 @@ func serve(ctx context.Context, e *env, f *serveFlags) error {
 func (f *serveFlags) config(log *slog.Logger) (server.Config, error) {
 	c := server.Config{DataDir: f.data, Log: log, Version: version, AdminKey: os.Getenv("PADDOCK_ADMIN_KEY"),
 		CgroupPrefix: f.cgroupPrefix, FavorDynMods: f.favorDynMods, UIDBase: f.uidBase,
+		Runsc: f.runsc, DefaultRuntime: f.defaultRuntime,
 		PoolSize: f.pool, MaxSandboxes: f.maxSandboxes, PortsDomain: f.sec.portsDomain,
 		Browser: &browser.Options{}, E2B: true, MCP: true, Console: true, InsecureListen: f.insecureListen}
 	var err error

@@ -86,6 +86,11 @@ func TestServeConfigFlags(t *testing.T) {
 				t.Errorf("sizes: %d %d", c.LayersSize, c.MaxUploadBytes)
 			}
 		}},
+		{args: []string{"--runsc", "/opt/runsc", "--default-runtime", "gvisor"}, check: func(t *testing.T, f *serveFlags) {
+			if c, _ := f.config(nil); c.Runsc != "/opt/runsc" || c.DefaultRuntime != "gvisor" {
+				t.Errorf("--runsc, --default-runtime are %q, %q in the config", c.Runsc, c.DefaultRuntime)
+			}
+		}},
 		{args: []string{"--max-upload", "0"}, err: `--max-upload: invalid size "0"`},
 		{args: []string{"--layers-size", "lots"}, err: "--layers-size: "},
 		{args: []string{"--max-body", "0"}, err: `--max-body: "0": want a size of at least 1M`},

@@ -227,7 +227,11 @@ func (s *Server) gated(pattern string, need rights.Right, h handler) http.Handle
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.o.Version})
+	h := map[string]any{"ok": true, "version": s.o.Version}
+	if s.m != nil {
+		h["runtimes"] = s.m.Runtimes() // which isolation tiers a caller may ask for
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 type ctxKey struct{}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/runtime/gvisor"
 )
 
 // floorShot is a plain fork/exec of /bin/true, its output to /dev/null:
@@ -134,7 +136,7 @@ func (s *shot) runsc(ctx context.Context, runID, bin string) error {
 }
 
 // findRunsc resolves the runsc binary: the flag, PATH, then the cache
-// where docs/benchmarks.md builds it.
+// where make deps or docs/benchmarks.md builds it.
 func findRunsc(flag string) (string, error) {
 	if flag != "" {
 		if st, err := os.Stat(flag); err != nil || st.Mode()&0o111 == 0 {
@@ -145,13 +147,22 @@ func findRunsc(flag string) (string, error) {
 	if p, err := exec.LookPath("runsc"); err == nil {
 		return p, nil
 	}
+	// Where make deps builds it (docs/gvisor.md).
+	if p := gvisor.DefaultRunscPath(); isExec(p) {
+		return p, nil
+	}
 	if home, err := os.UserHomeDir(); err == nil {
 		p := filepath.Join(home, ".cache", "paddock", "runsc", "runsc")
 		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", missingError("not installed (no runsc in PATH or ~/.cache/paddock/runsc; build it as docs/benchmarks.md says and pass --runsc PATH)")
+	return "", missingError("not installed (no runsc in PATH, where make deps builds it, or ~/.cache/paddock/runsc; run make deps or pass --runsc PATH)")
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
 func forceDelete(bin, state, id string) {

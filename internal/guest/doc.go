@@ -18,6 +18,8 @@
 //     terminals;
 //   - browser: the sandbox's browser supervisor and DevTools tunnels;
 //   - rpc: the codec's server side that every route's handler shares;
+//   - openat2: path resolution for files and process (the kernel's
+//     openat2, or a user-space walk with the same answers inside gVisor);
 //   - user: the identities workloads run as.
 package guest
 

@@ -91,9 +91,13 @@ type Config struct {
 
 // Deps are the manager's collaborators.
 type Deps struct {
-	Log       *slog.Logger
-	Store     *store.DB
-	Backend   runtime.Backend
+	Log     *slog.Logger
+	Store   *store.DB
+	Backend runtime.Backend // the native runtime: the default, and the warm pool's
+	// Runtimes are further runtimes by name (runtimes.go): a spec's
+	// runtime picks one. A runtime this server cannot run is still listed,
+	// as a backend that refuses with why (gvisor.Unavailable).
+	Runtimes  map[string]runtime.Backend
 	Templates Templates
 	Observer  Observer  // may be nil
 	Admission Admission // may be nil
@@ -105,6 +109,7 @@ type Manager struct {
 	log  *slog.Logger
 	db   *store.DB
 	rt   runtime.Backend
+	rts  map[string]runtime.Backend // by name, rt included (runtimes.go)
 	tpl  Templates
 	obs  Observer
 	adm  Admission
@@ -147,6 +152,13 @@ func New(cfg Config, d Deps) *Manager {
 	}
 	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer, adm: d.Admission,
 		boxes: make(map[string]*box), stop: make(chan struct{})}
+	m.rts = map[string]runtime.Backend{}
+	for name, b := range d.Runtimes {
+		m.rts[name] = b
+	}
+	if m.rt != nil {
+		m.rts[wire.RuntimeNative] = m.rt
+	}
 	m.pool = newPool(m, cfg.PoolSize)
 	return m
 }
@@ -167,15 +179,15 @@ func (m *Manager) Start(ctx context.Context) error {
 			cleaned++
 			continue
 		}
-		inst, err := m.rt.Reattach(ctx, r.ID, r.Runtime)
+		var spec Spec
+		_ = json.Unmarshal(r.Spec, &spec)
+		inst, err := m.backendOf(spec).Reattach(ctx, r.ID, r.Runtime)
 		if err != nil {
 			m.log.Warn("sandbox lost across restart; cleaning up", "sandbox", r.ID, "err", err)
 			m.cleanupRow(ctx, r)
 			cleaned++
 			continue
 		}
-		var spec Spec
-		_ = json.Unmarshal(r.Spec, &spec)
 		b := &box{inst: inst, sb: Sandbox{ID: r.ID, Tenant: r.Tenant, State: StateRunning, Spec: spec,
 			CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}}
 		m.mu.Lock()
@@ -186,17 +198,16 @@ func (m *Manager) Start(ctx context.Context) error {
 		keep[r.ID] = true
 		reattached++
 	}
-	swept, err := m.rt.Sweep(ctx, keep)
-	if err != nil {
-		m.log.Warn("sweep failed", "err", err)
-	}
+	swept := m.sweep(ctx, keep) // runtimes.go: every runtime's
 	m.log.Info("sandboxes reconciled", "reattached", reattached, "cleaned", cleaned, "swept", swept)
 	m.pool.start()
 	return nil
 }
 
 func (m *Manager) cleanupRow(ctx context.Context, r store.Sandbox) {
-	if err := m.rt.Cleanup(ctx, r.ID, r.Runtime); err != nil {
+	var spec Spec
+	_ = json.Unmarshal(r.Spec, &spec)
+	if err := m.backendOf(spec).Cleanup(ctx, r.ID, r.Runtime); err != nil {
 		m.log.Error("cleanup failed", "sandbox", r.ID, "err", err)
 	}
 	if err := m.db.DeleteSandbox(ctx, r.ID); err != nil {
@@ -329,12 +340,16 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	if m.count() >= m.cfg.MaxSandboxes {
 		return Sandbox{}, errs.New(errs.CodeLimit, "the server is at its limit of %d sandboxes", m.cfg.MaxSandboxes)
 	}
+	rt, err := m.backendFor(spec) // runtimes.go: unknown or unavailable is refused here
+	if err != nil {
+		return Sandbox{}, err
+	}
 	sb.ID = newID()
 	b := &box{sb: sb}
 	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
 		return Sandbox{}, err
 	}
-	inst, err := m.rt.Create(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
+	inst, err := rt.Create(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
 		Hostname: sb.ID, Network: runtimeNetwork(spec.Network)})
 	if err != nil {
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
@@ -346,7 +361,7 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	}
 	b.inst = inst
 	if err := m.persist(ctx, b, false); err != nil {
-		_ = m.rt.Destroy(context.WithoutCancel(ctx), inst)
+		_ = rt.Destroy(context.WithoutCancel(ctx), inst)
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		return Sandbox{}, err
 	}
@@ -453,7 +468,7 @@ func (m *Manager) watch(b *box) {
 		_ = m.event(ctx, Event{Kind: "sandbox.fail", Phase: "event", Tenant: b.sb.Tenant, Sandbox: b.sb.ID,
 			Error: b.sb.Reason})
 		_ = m.db.SetSandboxState(ctx, b.sb.ID, string(StateFailed))
-		_ = m.rt.Destroy(ctx, b.inst)
+		_ = m.backendOf(b.sb.Spec).Destroy(ctx, b.inst)
 	}()
 }
 
@@ -619,7 +634,7 @@ func (m *Manager) destroy(b *box) {
 	if b.inst == nil {
 		return
 	}
-	if err := m.rt.Destroy(context.Background(), b.inst); err != nil {
+	if err := m.backendOf(b.sb.Spec).Destroy(context.Background(), b.inst); err != nil {
 		m.log.Error("destroy sandbox", "sandbox", b.sb.ID, "err", err)
 	}
 }

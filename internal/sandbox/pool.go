@@ -34,7 +34,8 @@ func (p *pool) size() int {
 
 func (p *pool) claim(spec Spec) *box {
 	d := p.m.cfg.Limits.Default
-	if p.target == 0 || spec.Template != d.Template || spec.DiskMB != d.DiskMB {
+	// Warm sandboxes are native: another runtime starts its own.
+	if p.target == 0 || spec.Template != d.Template || spec.DiskMB != d.DiskMB || !isNative(spec) {
 		return nil
 	}
 	p.mu.Lock()
@@ -139,6 +140,9 @@ func (p *pool) add() error {
 	if err != nil {
 		return err
 	}
+	// Warm sandboxes are native, whatever the default runtime: the spec
+	// recorded with one says which runtime cleans it up after a restart.
+	d.Runtime = ""
 	tpl, err := p.m.tpl.Get(d.Template)
 	if err != nil {
 		return err

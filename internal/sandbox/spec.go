@@ -119,6 +119,9 @@ func FillDefaults(s *Spec, d Spec) {
 	if s.TimeoutS == 0 {
 		s.TimeoutS = d.TimeoutS
 	}
+	if s.Runtime == "" {
+		s.Runtime = d.Runtime
+	}
 }
 
 // Normalize fills defaults and validates s against l, returning a clear
@@ -151,6 +154,11 @@ func (l Limits) Normalize(s Spec) (Spec, error) {
 	}
 	if err := ValidateEnv(s.Env); err != nil {
 		return s, err
+	}
+	switch s.Runtime {
+	case "", wire.RuntimeNative, wire.RuntimeGVisor:
+	default:
+		return s, errs.Invalid("runtime %q is unknown: want %q or %q", clip(s.Runtime), wire.RuntimeNative, wire.RuntimeGVisor)
 	}
 	n, err := NormalizeNetwork(s.Network)
 	if err != nil {

@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/egress/policy"
+	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/runtime/gvisor"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // check refuses a configuration that cannot work, before anything is
@@ -24,6 +27,24 @@ func (c *Config) check() error {
 			return fmt.Errorf("--ports-domain %q: want a DNS name such as ports.example.com", d)
 		}
 		c.PortsDomain = n
+	}
+	switch c.DefaultRuntime {
+	case "", wire.RuntimeNative, wire.RuntimeGVisor:
+	default:
+		return fmt.Errorf("--default-runtime %q: want %s or %s", c.DefaultRuntime, wire.RuntimeNative, wire.RuntimeGVisor)
+	}
+	if c.Runsc != "" {
+		// Asked for by name, so a wrong one is the operator's to fix now,
+		// not a surprise at the first gVisor sandbox.
+		if _, err := gvisor.FindRunsc(c.Runsc); err != nil {
+			return fmt.Errorf("--runsc %s: %s", c.Runsc, errs.Public(err))
+		}
+	}
+	if c.DefaultRuntime == wire.RuntimeGVisor {
+		// Every sandbox asked for without a runtime would be refused.
+		if _, err := gvisor.FindRunsc(c.Runsc); err != nil {
+			return fmt.Errorf("--default-runtime gvisor: %s", errs.Public(err))
+		}
 	}
 	if n := c.Network; n != nil {
 		if c.ExternalNetwork != nil {

@@ -37,6 +37,14 @@ type Config struct {
 	Limits         *sandbox.Limits // nil: sandbox.DefaultLimits for this machine
 	PoolSize       int             // --pool
 	MaxSandboxes   int             // --max-sandboxes; 0: the manager's default
+	// Runsc is the runsc binary of gVisor sandboxes (--runsc); "": where
+	// scripts/deps.sh builds it. One given here must be usable (Open
+	// refuses it otherwise); a missing default only leaves gVisor out.
+	Runsc string
+	// DefaultRuntime is the runtime of a spec that names none
+	// (--default-runtime): "" or "native", or "gvisor" (Open then refuses
+	// to start without a usable runsc). Warm sandboxes stay native.
+	DefaultRuntime string
 
 	Audit AuditConfig
 	HTTP  HTTPConfig

@@ -8,7 +8,10 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
+	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestbin"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/runtime/gvisor"
 	"github.com/paddockhq/paddock/internal/runtime/native"
 )
 
@@ -62,7 +65,38 @@ func (s *Server) openRuntime(ctx context.Context) error {
 	s.Backend = rt
 	s.onClose("runtime", rt.Close)
 	s.logGuest()
+	s.openGVisor()
 	return nil
+}
+
+// openGVisor starts the gVisor runtime (docs/gvisor.md) beside the native
+// one, and says at start whether this server can run gVisor sandboxes and
+// with which runsc, so that an operator sees a missing or wrong one at
+// once. Without it the runtime is still known, as one that refuses with
+// why (an unsupported error naming the install command).
+func (s *Server) openGVisor() {
+	c := &s.cfg
+	g, err := gvisor.New(gvisor.Options{DataDir: c.DataDir, Log: s.log, Cgroups: s.Cgroups, Disk: s.Disk,
+		Runsc: c.Runsc, Network: s.runtimeNetwork()})
+	if err != nil {
+		s.log.Info("gVisor sandboxes unavailable", "reason", errs.Public(err), "err", err)
+		if errs.CodeOf(err) != errs.CodeUnsupported {
+			err = errs.Wrap(errs.CodeUnsupported, err, "gVisor is not available on this server (see its log)")
+		}
+		s.GVisor = gvisor.Unavailable{Err: err}
+		return
+	}
+	s.GVisor = g
+	s.onClose("gVisor runtime", g.Close)
+	s.log.Info("gVisor available", "runsc", g.Runsc(), "version", gvisor.RunscVersion)
+}
+
+// runtimes are the manager's runtimes beside the native one.
+func (s *Server) runtimes() map[string]runtime.Backend {
+	if s.GVisor == nil {
+		return nil
+	}
+	return map[string]runtime.Backend{"gvisor": s.GVisor}
 }
 
 // logGuest says, in one line, which guest agent sandboxes run: the one

@@ -27,3 +27,5 @@ func lockDataDir(string) (func() error, error) {
 }
 
 func raiseNoFile() {}
+
+func (s *Server) runtimes() map[string]runtime.Backend { return nil }

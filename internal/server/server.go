@@ -21,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/network"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/internal/secret/inject"
@@ -40,15 +41,18 @@ type Server struct {
 	LayerKind string     // "xfs" or "tmpfs"
 	Network   *network.Stack
 	Backend   *Backend
-	Quotas    *tenant.Admission // the manager's Admission (tenant quotas)
-	Secrets   *secret.Store
-	Manager   *sandbox.Manager
-	Auth      *auth.Service // keys, tenants, sandbox tokens
-	AdminKey  string
-	Browser   *browser.Service
-	MCP       *mcp.Server // the one behind /mcp
-	E2B       *e2b.Server
-	API       *api.Server
+	// GVisor is the gVisor runtime: *gvisor.Backend, or gvisor.Unavailable
+	// saying why not (runtime_linux.go); nil off Linux.
+	GVisor   runtime.Backend
+	Quotas   *tenant.Admission // the manager's Admission (tenant quotas)
+	Secrets  *secret.Store
+	Manager  *sandbox.Manager
+	Auth     *auth.Service // keys, tenants, sandbox tokens
+	AdminKey string
+	Browser  *browser.Service
+	MCP      *mcp.Server // the one behind /mcp
+	E2B      *e2b.Server
+	API      *api.Server
 
 	cfg         Config
 	log         *slog.Logger
@@ -133,6 +137,9 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if c.Limits != nil {
 		limits = *c.Limits
 	}
+	if err := s.defaultRuntime(&limits); err != nil { // runtimes.go
+		return nil, err
+	}
 	s.Quotas = tenant.NewAdmission(tenant.NewStore(s.Store.SQL()), limits)
 	if err := s.openSecrets(); err != nil { // secrets.go: the secret store, egress CAs
 		return nil, err
@@ -147,9 +154,10 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	s.Manager = sandbox.New(sandbox.Config{
 		Limits:       limits,
 		MaxSandboxes: c.MaxSandboxes,
-		PoolSize:     c.PoolSize,
+		PoolSize:     s.poolSize(limits), // runtimes.go
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
-	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Templates: s.Templates, Admission: s.admission(), Observer: observer})
+	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
+		Admission: s.admission(), Observer: observer})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.
 	s.closers = append(s.closers, closer{"manager", func(ctx context.Context) error {

@@ -61,6 +61,9 @@ func TestCheck(t *testing.T) {
 		{"ports domain too long", Config{DataDir: "/x", PortsDomain: strings.Repeat("a.", 120) + "com"}, "--ports-domain"},
 		{"bad pool", Config{DataDir: "/x", Network: &NetworkConfig{PoolV4: "10.0.0.0/33"}}, "--net-pool"},
 		{"two networks", Config{DataDir: "/x", Network: &NetworkConfig{}, ExternalNetwork: nopNetwork{}}, "pass one"},
+		{"default runtime", Config{DataDir: "/x", DefaultRuntime: "kata"}, `--default-runtime "kata": want native or gvisor`},
+		{"runsc missing", Config{DataDir: "/x", Runsc: "/nonexistent/runsc"}, "--runsc /nonexistent/runsc: gVisor is not available on this server: runsc is not installed"},
+		{"runsc not gVisor's", Config{DataDir: "/x", Runsc: os.Args[0]}, "runsc is not gVisor's runsc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir() + "/data"

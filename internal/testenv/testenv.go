@@ -69,9 +69,11 @@ func RequireServer(t testing.TB) {
 
 // Options tune New.
 type Options struct {
-	PoolSize     int
-	MaxSandboxes int
-	Limits       *sandbox.Limits
+	PoolSize int
+	// DefaultRuntime is serve's --default-runtime ("": native).
+	DefaultRuntime string
+	MaxSandboxes   int
+	Limits         *sandbox.Limits
 	// DataDir reuses a data directory (restart tests); default t.TempDir().
 	DataDir string
 	// CgroupPrefix reuses a cgroup prefix (restart tests).
@@ -168,7 +170,7 @@ func New(t testing.TB, o Options) *Env {
 	adminKey := auth.NewKey()
 	cfg := server.Config{DataDir: e.Data, Log: log, Version: "test", AdminKey: adminKey, CgroupPrefix: e.Prefix,
 		UIDBase: e.UIDBase, Slots: slots, LayersSize: 8 << 30, Limits: o.Limits, PoolSize: o.PoolSize,
-		MaxSandboxes: o.MaxSandboxes, Audit: o.Audit.config(), HTTP: o.HTTP, PortsDomain: o.PortsDomain,
+		MaxSandboxes: o.MaxSandboxes, DefaultRuntime: o.DefaultRuntime, Audit: o.Audit.config(), HTTP: o.HTTP, PortsDomain: o.PortsDomain,
 		Network: o.NetworkConfig, ExternalNetwork: o.Network, E2B: !o.NoE2B, MCP: !o.NoMCP,
 		WrapObserver: e.observer} // audit.go
 	if !o.NoSecrets {

@@ -46,6 +46,9 @@ type Agent struct {
 
 // Main is the guest's entry point; it returns the process exit code.
 func Main() int {
+	if isGVisorMode() {
+		return mainGVisor() // gvisor_linux.go
+	}
 	mainAt := time.Now().UnixNano()
 	// Keep the main thread for the main goroutine: the cgroup placement of
 	// execs parks a thread it cannot move back, and a parked main thread

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guest/openat2"
 	"github.com/paddockhq/paddock/internal/guestapi"
 )
 
@@ -32,7 +33,7 @@ import (
 func openAt(dirfd int, p string, flags int, mode uint32, resolve uint64) (int, error) {
 	how := unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Mode: uint64(mode), Resolve: resolve | unix.RESOLVE_NO_MAGICLINKS}
 	for tries := 0; ; tries++ {
-		fd, err := unix.Openat2(dirfd, p, &how)
+		fd, err := openat2.Open(dirfd, p, &how) // the kernel's, or the walk inside gVisor
 		if err == nil {
 			return fd, nil
 		}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/guest/openat2"
 	"github.com/paddockhq/paddock/internal/guest/user"
 )
 
@@ -75,7 +76,7 @@ func resolveCwd(cwd string) (string, error) {
 // CVE-2024-21626. spawn hands the child this verified descriptor rather
 // than the path, so nothing can be swapped in between.
 func openWorkDir(p string) (int, error) {
-	return unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+	return openat2.Open(unix.AT_FDCWD, p, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -90,7 +91,7 @@ func lookPath(name, pathVar, cwd string) (string, error) {
 		// No magic links here either (see openWorkDir): an executable is a
 		// file of the sandbox, never one reached through the agent's
 		// descriptors.
-		fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+		fd, err := openat2.Open(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ import (
 // microseconds where doing it for every thread costs a stop-the-world per
 // capability.
 type Table struct {
+	opt     TableOptions
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
 	cg      *cgroup.Delegated // nil when the host gave no exec group
@@ -116,8 +117,30 @@ type spawnJob struct {
 	done chan error
 }
 
-func NewTable(cg *cgroup.Delegated) (*Table, error) {
-	t := &Table{waiters: make(map[int]chan syscall.WaitStatus), cg: cg, jobs: make(chan spawnJob)}
+// TableOptions are what differs inside gVisor (the agent's gvisor mode).
+type TableOptions struct {
+	// PrepareThread readies the spawner thread; nil is
+	// harden.PrepareExecThread.
+	PrepareThread func() error
+	// Flat puts every process in the delegated group itself rather than
+	// in a sub-group of its own. gVisor's pids controller is not
+	// hierarchical — a limit applies to its own group's tasks only — so
+	// there the sandbox-wide process limit holds only if all workloads
+	// share one group (a fork bomb is then stopped). Killing a process
+	// tree then kills its session.
+	Flat bool
+}
+
+// NewTable starts the spawner and the reaper; cg, if not nil, is the
+// group the host delegated for processes.
+func NewTable(cg *cgroup.Delegated) (*Table, error) { return NewTableWith(cg, TableOptions{}) }
+
+// NewTableWith is NewTable with options.
+func NewTableWith(cg *cgroup.Delegated, opt TableOptions) (*Table, error) {
+	if opt.PrepareThread == nil {
+		opt.PrepareThread = harden.PrepareExecThread
+	}
+	t := &Table{opt: opt, waiters: make(map[int]chan syscall.WaitStatus), cg: cg, jobs: make(chan spawnJob)}
 	if err := t.startSpawner(); err != nil {
 		return nil, err
 	}
@@ -138,7 +161,7 @@ func (t *Table) startSpawner() error {
 		// Never unlocked: if the thread is spoiled (stranded in a cgroup),
 		// the goroutine ends and the runtime discards the thread.
 		goruntime.LockOSThread()
-		if err := harden.PrepareExecThread(); err != nil {
+		if err := t.opt.PrepareThread(); err != nil {
 			ready <- err
 			return
 		}
@@ -220,7 +243,7 @@ type Proc struct {
 // in a fresh sub-group, so that its whole tree can be found and killed later.
 func (t *Table) Spawn(s Spec) (*Proc, error) {
 	var sub *cgroup.Sub
-	if t.cg != nil {
+	if t.cg != nil && !t.opt.Flat {
 		var err error
 		if sub, err = t.newSub(); err != nil {
 			return nil, fmt.Errorf("exec group: %w", err)

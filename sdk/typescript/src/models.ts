@@ -386,6 +386,8 @@ export interface FindResult {
 
 export interface Health {
   ok: boolean;
+  /** The runtimes this server knows, available or not */
+  runtimes?: RuntimeInfo[];
   version: string;
 }
 
@@ -530,6 +532,15 @@ export interface RemoveResult {
   removed: number;
 }
 
+export interface RuntimeInfo {
+  available: boolean;
+  name: string;
+  /** Why the runtime is not available, and how to fix it */
+  reason?: string;
+  /** runsc's version, for gvisor */
+  version?: string;
+}
+
 export interface Sandbox {
   created_at: string;
   expires_at: string;
@@ -611,6 +622,8 @@ export interface Spec {
   memory_mb?: number;
   network?: Network;
   pids?: number;
+  /** Isolation: native (the default; Linux namespaces, seccomp, Landlock) or gvisor (gVisor's kernel; docs/gvisor.md). gvisor where this server cannot run it is refused with unsupported */
+  runtime?: "native" | "gvisor";
   template?: string;
   timeout_s?: number;
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
+__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
 
 
 @dataclass(kw_only=True)
@@ -1335,12 +1335,14 @@ class FindResult:
 class Health:
     ok: bool
     version: str
+    runtimes: list[RuntimeInfo] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Health:
         return cls(
             ok=d["ok"],
             version=d["version"],
+            runtimes=None if (v := d.get("runtimes")) is None else [RuntimeInfo.from_dict(x) for x in v],
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -1349,6 +1351,8 @@ class Health:
             d["ok"] = self.ok
         if self.version is not None:
             d["version"] = self.version
+        if self.runtimes is not None:
+            d["runtimes"] = [x.to_dict() for x in self.runtimes]
         return d
 
 
@@ -1836,6 +1840,35 @@ class RemoveResult:
 
 
 @dataclass(kw_only=True)
+class RuntimeInfo:
+    available: bool
+    name: str
+    reason: str | None = None
+    version: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RuntimeInfo:
+        return cls(
+            available=d["available"],
+            name=d["name"],
+            reason=d.get("reason"),
+            version=d.get("version"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.available is not None:
+            d["available"] = self.available
+        if self.name is not None:
+            d["name"] = self.name
+        if self.reason is not None:
+            d["reason"] = self.reason
+        if self.version is not None:
+            d["version"] = self.version
+        return d
+
+
+@dataclass(kw_only=True)
 class Sandbox:
     created_at: str
     expires_at: str
@@ -2116,6 +2149,7 @@ class Spec:
     memory_mb: int | None = None
     network: Network | None = None
     pids: int | None = None
+    runtime: str | None = None
     template: str | None = None
     timeout_s: int | None = None
 
@@ -2130,6 +2164,7 @@ class Spec:
             memory_mb=d.get("memory_mb"),
             network=None if (v := d.get("network")) is None else Network.from_dict(v),
             pids=d.get("pids"),
+            runtime=d.get("runtime"),
             template=d.get("template"),
             timeout_s=d.get("timeout_s"),
         )
@@ -2152,6 +2187,8 @@ class Spec:
             d["network"] = self.network.to_dict()
         if self.pids is not None:
             d["pids"] = self.pids
+        if self.runtime is not None:
+            d["runtime"] = self.runtime
         if self.template is not None:
             d["template"] = self.template
         if self.timeout_s is not None:

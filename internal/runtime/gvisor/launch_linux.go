@@ -1,0 +1,151 @@
+//go:build linux
+
+package gvisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// rootfs says what runsc's gofer serves: the template's trees, read-only
+// inside a private mount namespace. gVisor's overlay (--overlay2) keeps
+// every write of the sandbox in its own upper layer; on the host, the
+// root is an overlayfs whose upper (in the sandbox directory) only ever
+// receives the mount points the gofer makes for runsc's bind mounts, and
+// the other trees are read-only binds — so nothing, not even a bug in
+// gVisor's overlay or gofer, can write to a template other sandboxes
+// share.
+type rootfs struct {
+	Target string    // the mount point (empty directory) of the root tree
+	Upper  string    // directory for the host overlay's upper and work dirs
+	Root   string    // the template's root tree
+	Trees  []subtree // the template's other trees
+}
+
+// mount assembles r in the calling thread's mount namespace.
+func (r rootfs) mount() error {
+	upper, work := filepath.Join(r.Upper, "upper"), filepath.Join(r.Upper, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	for _, p := range []string{r.Root, upper, work} {
+		if strings.ContainsAny(p, ",:\\") {
+			return fmt.Errorf("path %q has a character overlayfs cannot take", p)
+		}
+	}
+	opts := "lowerdir=" + r.Root + ",upperdir=" + upper + ",workdir=" + work
+	if err := unix.Mount("paddock", r.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("template root: mount overlay: %w", err)
+	}
+	for _, t := range r.Trees {
+		if err := bindReadOnly(t.Source, t.At); err != nil {
+			return fmt.Errorf("template tree %s: %w", t.Path, err)
+		}
+	}
+	return nil
+}
+
+// bindReadOnly attaches a recursive, read-only, nosuid, nodev clone of
+// src at dst (an existing directory).
+func bindReadOnly(src, dst string) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// inMountNS runs fn on a fresh locked OS thread that first unshares a
+// private mount namespace and runs setup there. Processes fn starts
+// (os/exec forks from the calling thread) inherit that namespace; the
+// thread is never unlocked, so the Go runtime discards it when fn returns
+// and the namespace lives on only in those processes.
+func inMountNS(setup func() error, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
+			done <- fmt.Errorf("unshare mount namespace: %w", err)
+			return
+		}
+		// Nothing mounted here may propagate to the host.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			done <- fmt.Errorf("make mounts private: %w", err)
+			return
+		}
+		if err := setup(); err != nil {
+			done <- err
+			return
+		}
+		done <- fn()
+	}()
+	return <-done
+}
+
+// netNS is a new network namespace held by a locked OS thread, for as long
+// as the sandbox's runsc needs to find it by path.
+type netNS struct {
+	Tid  int
+	Path string
+	stop chan struct{}
+}
+
+// newNetNS starts a thread in a new network namespace (owned by the
+// initial user namespace, so nothing in the sandbox can change its routes
+// or filtering). Release ends the thread; the namespace then lives on only
+// in processes that joined it.
+func newNetNS() (*netNS, error) {
+	type res struct {
+		tid int
+		err error
+	}
+	ch := make(chan res, 1)
+	n := &netNS{stop: make(chan struct{})}
+	go func() {
+		goruntime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			ch <- res{err: fmt.Errorf("unshare network namespace: %w", err)}
+			return
+		}
+		ch <- res{tid: unix.Gettid()}
+		<-n.stop
+	}()
+	r := <-ch
+	if r.err != nil {
+		return nil, r.err
+	}
+	n.Tid = r.tid
+	n.Path = "/proc/" + strconv.Itoa(os.Getpid()) + "/task/" + strconv.Itoa(r.tid) + "/ns/net"
+	return n, nil
+}
+
+func (n *netNS) Release() {
+	if n != nil {
+		close(n.stop)
+	}
+}
+
+// command builds a runsc invocation with the backend's global flags.
+func (b *Backend) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(b.runsc, append(b.globalFlags(), args...)...)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	cmd.Dir = "/"
+	return cmd
+}
