@@ -124,7 +124,9 @@ func TestStore(t *testing.T) {
 	if list, err := s.List(ctx, rights.Scope{Rights: rights.All}, "acme"); err != nil || len(list) != 1 || list[0].Name != "GITHUB_TOKEN" {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	rule := func(host, ref string) []Rule { return []Rule{{Host: host, Header: "Authorization", Value: "Bearer {secret:" + ref + "}"}} }
+	rule := func(host, ref string) []Rule {
+		return []Rule{{Host: host, Header: "Authorization", Value: "Bearer {secret:" + ref + "}"}}
+	}
 	for _, tc := range []struct {
 		rules []Rule
 		code  errs.Code
