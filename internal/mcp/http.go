@@ -99,7 +99,7 @@ func fail(w http.ResponseWriter, _ *http.Request, err error) {
 // the services' to decide (the sandbox manager checks every call).
 func (s *Server) authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 	g := gate.New(authn, s.o.Auditor, s.log, gate.Surface{Name: "MCP", Credential: bearer, Invalid: errBadKey,
-		Unavailable: errCannotAuth, Fail: fail})
+		Unavailable: errCannotAuth, Limit: s.o.RateLimit, Fail: fail})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.Wrap(r.Method+" /mcp", 0, next).ServeHTTP(w, r)
 	})

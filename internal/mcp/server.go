@@ -52,6 +52,9 @@ type Options struct {
 	// Auditor, if set, records every authenticated HTTP request, as the
 	// REST API's does (fail closed: a request it cannot record is refused).
 	Auditor gate.Auditor
+	// RateLimit, if set, bounds each key's rate of HTTP requests (shared
+	// with the other surfaces).
+	RateLimit gate.Limiter
 	// Browser, if set, drives the sandboxes' browsers: the browser tools
 	// are served (tools_browser.go).
 	Browser Browser
