@@ -133,7 +133,11 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if c.Limits != nil {
 		limits = *c.Limits
 	}
+	layerRAM := s.layerRAM(&limits, c.Limits != nil) // layers.go: tmpfs layers are RAM
 	s.Quotas = tenant.NewAdmission(tenant.NewStore(s.Store.SQL()), limits)
+	if layerRAM > 0 {
+		s.Quotas.CountDiskAsMemory()
+	}
 	if err := s.openSecrets(); err != nil { // secrets.go: the secret store, egress CAs
 		return nil, err
 	}
@@ -149,6 +153,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 		MaxSandboxes: c.MaxSandboxes,
 		PoolSize:     c.PoolSize,
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
+		LayerRAMMB:   layerRAM,
 	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Templates: s.Templates, Admission: s.admission(), Observer: observer})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.
