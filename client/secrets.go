@@ -24,10 +24,23 @@ func secretPath(name, tenant string) string {
 
 // SetSecret creates or replaces a secret of the key's tenant (another
 // tenant's with an admin key and tenant set). The value is sent once and
-// never answered.
-func (c *Client) SetSecret(ctx context.Context, tenant, name, value string) (SecretInfo, error) {
+// never answered. hosts, if given, are where the secret may be sent
+// (exact names, optionally :port); without them an existing secret keeps
+// its hosts and a new one is sent nowhere until bound (BindSecret).
+func (c *Client) SetSecret(ctx context.Context, tenant, name, value string, hosts ...string) (SecretInfo, error) {
 	var in SecretInfo
-	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value}, &in)
+	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value, Hosts: hosts}, &in)
+	return in, err
+}
+
+// BindSecret replaces the hosts an existing secret may be sent to,
+// keeping its value.
+func (c *Client) BindSecret(ctx context.Context, tenant, name string, hosts []string) (SecretInfo, error) {
+	if hosts == nil {
+		hosts = []string{}
+	}
+	var in SecretInfo
+	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Hosts: hosts}, &in)
 	return in, err
 }
 

@@ -153,7 +153,10 @@ type QuotasRequest struct {
 
 // SecretInfo is what anyone may know of a secret: never its value.
 type SecretInfo struct {
-	Name      string    `json:"name"`
+	Name string `json:"name"`
+	// Hosts are where the secret may be sent (exact names, optionally
+	// :port); empty: nowhere until bound.
+	Hosts     []string  `json:"hosts"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -166,5 +169,8 @@ type SecretList struct {
 // SecretValue sets a secret (PUT /v1/secrets/{name}): a JSON string, so a
 // secret is text.
 type SecretValue struct {
-	Value *string `json:"value"`
+	Value *string `json:"value,omitempty"`
+	// Hosts, if given, replace the hosts the secret may be sent to; with
+	// no value, only the binding changes.
+	Hosts []string `json:"hosts,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -19,15 +20,18 @@ func newSecretCmd(e *env) *cobra.Command {
 		Short: "Manage secrets the egress proxy adds to sandboxes' requests",
 		Long: `Secrets live in the server, encrypted, and are referenced by name in a
 sandbox's network.inject rules, e.g. for requests to api.github.com set
-Authorization: Bearer {secret:GITHUB_TOKEN}. A sandbox never sees a value,
-and no command or API ever shows one. See docs/network.md.`,
+Authorization: Bearer {secret:GITHUB_TOKEN}. Each secret is bound to the
+hosts it may be sent to (--host); a rule for any other host is refused.
+A sandbox never sees a value, and no command or API ever shows one. See
+docs/network.md.`,
 	}
-	cmd.AddCommand(newSecretSetCmd(e), newSecretLsCmd(e), newSecretRmCmd(e))
+	cmd.AddCommand(newSecretSetCmd(e), newSecretBindCmd(e), newSecretLsCmd(e), newSecretRmCmd(e))
 	return cmd
 }
 
 func newSecretSetCmd(e *env) *cobra.Command {
 	var tenant string
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "set NAME",
 		Short: "Create or replace a secret; the value is read from standard input",
@@ -35,10 +39,13 @@ func newSecretSetCmd(e *env) *cobra.Command {
 from the command line, where it would be seen in the process list and the
 shell's history); one trailing newline is dropped:
 
-  printf %s "$TOKEN" | paddock secret set GITHUB_TOKEN
-  paddock secret set GITHUB_TOKEN < token.txt
+  printf %s "$TOKEN" | paddock secret set GITHUB_TOKEN --host api.github.com
+  paddock secret set GITHUB_TOKEN --host api.github.com < token.txt
 
-On a terminal the value is read without echo.`,
+On a terminal the value is read without echo. --host (repeatable; a name,
+or name:port for a port other than 443) binds the secret to the hosts it
+may be sent to; without it a replaced secret keeps its hosts and a new one
+is sent nowhere until bound (paddock secret bind).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !secret.ValidName(args[0]) {
@@ -48,15 +55,46 @@ On a terminal the value is read without echo.`,
 			if err != nil {
 				return err
 			}
-			in, err := e.client().SetSecret(cmd.Context(), tenant, args[0], v)
+			in, err := e.client().SetSecret(cmd.Context(), tenant, args[0], v, hosts...)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, in.Name)
+			if len(in.Hosts) == 0 {
+				fmt.Fprintf(e.stderr, "paddock: %s is bound to no host and is sent nowhere: paddock secret bind %s --host HOST\n", in.Name, in.Name)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "another tenant's secret (admin keys only)")
+	cmd.Flags().StringArrayVar(&hosts, "host", nil, "a host the secret may be sent to (repeatable; replaces the secret's hosts)")
+	return cmd
+}
+
+func newSecretBindCmd(e *env) *cobra.Command {
+	var tenant string
+	var hosts []string
+	cmd := &cobra.Command{
+		Use:   "bind NAME --host HOST...",
+		Short: "Replace the hosts a secret may be sent to, keeping its value",
+		Long: `Replace the hosts a secret may be sent to (--host, repeatable: a name, or
+name:port for a port other than 443). Sandboxes whose rules name a host
+no longer bound are refused that host from their next connection.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(hosts) == 0 {
+				return fmt.Errorf("give at least one --host (paddock secret rm %s stops its use everywhere)", args[0])
+			}
+			in, err := e.client().BindSecret(cmd.Context(), tenant, args[0], hosts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s\t%s\n", in.Name, strings.Join(in.Hosts, ","))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tenant, "tenant", "", "another tenant's secret (admin keys only)")
+	cmd.Flags().StringArrayVar(&hosts, "host", nil, "a host the secret may be sent to (repeatable)")
 	return cmd
 }
 
@@ -112,9 +150,13 @@ func newSecretLsCmd(e *env) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(list))
 			for _, s := range list {
-				rows = append(rows, []string{s.Name, ago(s.CreatedAt), ago(s.UpdatedAt)})
+				hosts := strings.Join(s.Hosts, ",")
+				if hosts == "" {
+					hosts = "(none: sent nowhere)"
+				}
+				rows = append(rows, []string{s.Name, hosts, ago(s.CreatedAt), ago(s.UpdatedAt)})
 			}
-			table(e.stdout, []string{"NAME", "CREATED", "UPDATED"}, rows)
+			table(e.stdout, []string{"NAME", "HOSTS", "CREATED", "UPDATED"}, rows)
 			return nil
 		},
 	}

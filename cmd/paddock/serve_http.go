@@ -17,6 +17,8 @@ type httpFlags struct {
 	maxBody                      string
 	bodyIdle, readHeader, idle   time.Duration
 	maxConns, maxConnsPerIP      int
+	rateLimit                    float64
+	rateBurst                    int
 }
 
 func (h *httpFlags) register(fs *pflag.FlagSet) {
@@ -28,7 +30,17 @@ func (h *httpFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&h.idle, "idle-timeout", api.DefaultIdleTimeout, "close keep-alive connections idle for this long")
 	fs.IntVar(&h.maxConns, "max-connections", api.DefaultMaxConns, "concurrent connections (-1: no limit)")
 	fs.IntVar(&h.maxConnsPerIP, "max-connections-per-ip", api.DefaultMaxConnsPerIP, "concurrent connections from one client address (-1: no limit; raise it behind a proxy)")
+	fs.Float64Var(&h.rateLimit, "rate-limit", defaultRateLimit, "requests a second each API key may make on average, on every surface (each is audited; over it: 429 with Retry-After; 0: no limit)")
+	fs.IntVar(&h.rateBurst, "rate-burst", defaultRateBurst, "requests an API key may make at once before --rate-limit applies")
 }
+
+// The per-key rate's defaults: far above what one agent's SDK makes, far
+// below what grows the audit log by megabytes a second (a record pair is
+// ~0.6 KB: 200/s is at most ~120 KB/s per key).
+const (
+	defaultRateLimit = 200
+	defaultRateBurst = 400
+)
 
 // config is the server's HTTP configuration: the flags checked, TLS
 // loaded by the server (internal/server adds the certificate's names,
@@ -43,6 +55,9 @@ func (h *httpFlags) config(f *serveFlags) (server.HTTPConfig, error) {
 			return server.HTTPConfig{}, fmt.Errorf("--allowed-origin: %w", err)
 		}
 	}
+	if h.rateLimit < 0 || h.rateBurst < 0 {
+		return server.HTTPConfig{}, fmt.Errorf("--rate-limit and --rate-burst must not be negative")
+	}
 	idle := h.bodyIdle
 	if idle == 0 {
 		idle = -1 // off
@@ -50,7 +65,7 @@ func (h *httpFlags) config(f *serveFlags) (server.HTTPConfig, error) {
 	return server.HTTPConfig{Listen: f.listen, TLSCert: f.tlsCert, TLSKey: f.tlsKey,
 		AllowedHosts: append([]string{}, h.allowedHosts...), AllowedOrigins: append([]string{}, h.allowedOrigins...),
 		MaxBodyBytes: maxBody << 20, BodyIdleTimeout: idle, ReadHeaderTimeout: h.readHeader, IdleTimeout: h.idle,
-		MaxConns: h.maxConns, MaxConnsPerIP: h.maxConnsPerIP}, nil
+		MaxConns: h.maxConns, MaxConnsPerIP: h.maxConnsPerIP, RateLimit: h.rateLimit, RateBurst: h.rateBurst}, nil
 }
 
 func parseOrigin(o string) (string, error) {

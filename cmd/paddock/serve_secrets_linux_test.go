@@ -81,8 +81,16 @@ func TestServeSecretsAndPorts(t *testing.T) {
 		return out.String(), errb.String(), err
 	}
 	// The CLI: value on stdin only; ls shows names, never values.
-	if out, stderr, err := cli(value+"\n", "secret", "set", "GITHUB_TOKEN"); err != nil || strings.TrimSpace(out) != "GITHUB_TOKEN" {
-		t.Fatalf("secret set: %v %q %q", err, out, stderr)
+	if out, stderr, err := cli(value+"\n", "secret", "set", "GITHUB_TOKEN"); err != nil || strings.TrimSpace(out) != "GITHUB_TOKEN" ||
+		!strings.Contains(stderr, "bound to no host") {
+		t.Fatalf("secret set (without --host: a warning): %v %q %q", err, out, stderr)
+	}
+	// Bound to the hosts it may be sent to, keeping the value.
+	if out, stderr, err := cli("", "secret", "bind", "GITHUB_TOKEN", "--host", "API.github.com"); err != nil || strings.TrimSpace(out) != "GITHUB_TOKEN\tapi.github.com" {
+		t.Fatalf("secret bind: %v %q %q", err, out, stderr)
+	}
+	if _, stderr, err := cli("", "secret", "bind", "GITHUB_TOKEN"); err == nil || !strings.Contains(stderr, "--host") {
+		t.Errorf("secret bind without a host: %v %q", err, stderr)
 	}
 	if _, _, err := cli("", "secret", "set", "GITHUB_TOKEN", value); err == nil {
 		t.Error("secret set took the value from the command line")
@@ -91,7 +99,7 @@ func TestServeSecretsAndPorts(t *testing.T) {
 		t.Errorf("secret set without a value: %v %q", err, stderr)
 	}
 	out, _, err := cli("", "secret", "ls")
-	if err != nil || !strings.Contains(out, "GITHUB_TOKEN") || strings.Contains(out, value) {
+	if err != nil || !strings.Contains(out, "GITHUB_TOKEN") || !strings.Contains(out, "api.github.com") || strings.Contains(out, value) {
 		t.Fatalf("secret ls: %v %q", err, out)
 	}
 	out, _, err = cli("", "secret", "ls", "--json")
@@ -125,6 +133,13 @@ func TestServeSecretsAndPorts(t *testing.T) {
 	}
 	if _, err := s.c.Create(ctx, spec("GITHUB_TOKEN")); !asClientError(err, &ce) || ce.Status != 501 {
 		t.Errorf("an existing secret (positive control, then no network here): %v", err)
+	}
+	// A rule for a host the secret is not bound to: refused.
+	elsewhere := spec("GITHUB_TOKEN")
+	elsewhere.Network.Allow = []string{"api.github.com", "echo.example.com"}
+	elsewhere.Network.Inject[0].Host = "echo.example.com"
+	if _, err := s.c.Create(ctx, elsewhere); !asClientError(err, &ce) || ce.Status != 403 || !strings.Contains(ce.Message, "may be sent only to api.github.com") {
+		t.Errorf("a rule for a host the secret is not bound to: %v", err)
 	}
 	bad := spec("GITHUB_TOKEN")
 	bad.Network.Allow = []string{"example.com"}

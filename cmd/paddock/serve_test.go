@@ -45,7 +45,8 @@ func TestServeConfigDefaults(t *testing.T) {
 		t.Errorf("network: %+v", *n)
 	}
 	h := c.HTTP
-	if h.Listen != "127.0.0.1:7070" || h.MaxBodyBytes != 1<<30 || h.BodyIdleTimeout != 30*time.Second || h.TLSCert != "" {
+	if h.Listen != "127.0.0.1:7070" || h.MaxBodyBytes != 1<<30 || h.BodyIdleTimeout != 30*time.Second || h.TLSCert != "" ||
+		h.RateLimit != 200 || h.RateBurst != 400 {
 		t.Errorf("http: %+v", h)
 	}
 	a := c.Audit
@@ -94,6 +95,7 @@ func TestServeConfigFlags(t *testing.T) {
 		{args: []string{"--max-upload", "0"}, err: `--max-upload: invalid size "0"`},
 		{args: []string{"--layers-size", "lots"}, err: "--layers-size: "},
 		{args: []string{"--max-body", "0"}, err: `--max-body: "0": want a size of at least 1M`},
+		{args: []string{"--rate-limit", "-1"}, err: "--rate-limit and --rate-burst must not be negative"},
 		{args: []string{"--allowed-origin", "example.com"}, err: "--allowed-origin: "},
 		{args: []string{"--audit-sync", "sometimes"}, err: "--audit-sync: "},
 		{args: []string{"--audit-segment-size", "big"}, err: "--audit-segment-size: "},

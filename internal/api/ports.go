@@ -173,7 +173,8 @@ func targetKey(t *sandbox.PortTarget) string {
 }
 
 func newPortProxy(s *Server) *portProxy {
-	pp := &portProxy{s: s, need: rights.Exec, gate: gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "REST", Vet: portsVet, Fail: writeError})}
+	pp := &portProxy{s: s, need: rights.Exec, gate: gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "REST", Vet: portsVet, Fail: writeError,
+		Limit: s.o.RateLimit})}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -16,7 +16,8 @@ import (
 // server without one). No method returns a value: secrets are write-only
 // through the API. tenant "" is the caller's own.
 type SecretStore interface {
-	Set(ctx context.Context, sc rights.Scope, tenant, name string, value []byte) (secret.Info, bool, error)
+	Set(ctx context.Context, sc rights.Scope, tenant, name string, value []byte, hosts ...string) (secret.Info, bool, error)
+	Bind(ctx context.Context, sc rights.Scope, tenant, name string, hosts []string) (secret.Info, error)
 	Info(ctx context.Context, sc rights.Scope, tenant, name string) (secret.Info, error)
 	List(ctx context.Context, sc rights.Scope, tenant string) ([]secret.Info, error)
 	Delete(ctx context.Context, sc rights.Scope, tenant, name string) error
@@ -54,9 +55,11 @@ func (s *Server) getSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 // secretBody is PUT /v1/secrets/{name}'s body. The value is a JSON string
-// (so a secret is text; one trailing newline is the caller's to strip).
+// (so a secret is text; one trailing newline is the caller's to strip);
+// hosts bind it to where it may be sent (with no value: only that).
 type secretBody struct {
-	Value *string `json:"value"`
+	Value *string   `json:"value"`
+	Hosts *[]string `json:"hosts"`
 }
 
 func (s *Server) setSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -65,11 +68,28 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		writeError(w, r, err)
 		return
 	}
-	if b.Value == nil {
-		writeError(w, r, errs.Invalid(`the body must be {"value": "..."}`))
+	tenant, name := r.URL.Query().Get("tenant"), r.PathValue("name")
+	if b.Value == nil && b.Hosts != nil {
+		in, err := s.secrets.Bind(r.Context(), sc, tenant, name, *b.Hosts)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, in)
 		return
 	}
-	in, created, err := s.secrets.Set(r.Context(), sc, r.URL.Query().Get("tenant"), r.PathValue("name"), []byte(*b.Value))
+	if b.Value == nil {
+		writeError(w, r, errs.Invalid(`the body must be {"value": "...", "hosts": ["api.example.com"]}`))
+		return
+	}
+	var hosts []string
+	if b.Hosts != nil {
+		if hosts = *b.Hosts; len(hosts) == 0 {
+			writeError(w, r, errs.Invalid("hosts: give at least one host the secret may be sent to (or leave hosts out to keep them)"))
+			return
+		}
+	}
+	in, created, err := s.secrets.Set(r.Context(), sc, tenant, name, []byte(*b.Value), hosts...)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -43,6 +43,9 @@ type Options struct {
 	// If it also has Reader() *audit.Reader (audit.Recorder does), that
 	// serves the audit and metrics routes.
 	Auditor Auditor
+	// RateLimit, if set, bounds each key's rate of requests (gate.Limiter;
+	// shared with the other surfaces).
+	RateLimit gate.Limiter
 	// Middleware wraps the whole handler, outermost first (metrics,
 	// hardening).
 	Middleware []func(http.Handler) http.Handler
@@ -129,7 +132,9 @@ func New(o Options) *Server {
 	if rs, ok := o.Auditor.(interface{ Reader() *audit.Reader }); ok {
 		s.audit = rs.Reader()
 	}
-	s.gate = gate.New(o.Auth, o.Auditor, o.Log, restSurface)
+	surface := restSurface
+	surface.Limit = o.RateLimit
+	s.gate = gate.New(o.Auth, o.Auditor, o.Log, surface)
 	s.links = NewPortLinks(o.Manager, s.keys, o.PortsDomain)
 	s.public("GET /healthz", s.healthz)
 	s.public("GET /openapi.json", s.openapi)

@@ -24,6 +24,7 @@ type KeyLimiter struct {
 type bucket struct {
 	tokens float64
 	at     time.Time
+	noted  bool // this run of refusals was reported (Take's first)
 }
 
 // NewKeyLimiter allows each key perSecond requests on average and burst
@@ -41,6 +42,15 @@ func NewKeyLimiter(perSecond float64, burst, maxKeys int) *KeyLimiter {
 // Allow takes a token for key at now, or says how long until one is
 // there.
 func (k *KeyLimiter) Allow(key string, now time.Time) (ok bool, retryAfter time.Duration) {
+	ok, retryAfter, _ = k.Take(key, now)
+	return ok, retryAfter
+}
+
+// Take is Allow that also says whether a refusal is the first of a run
+// (since the key's last allowed request): the gate records that one and
+// answers the rest without a record, so refusals cannot grow the log
+// faster than the allowed rate.
+func (k *KeyLimiter) Take(key string, now time.Time) (ok bool, retryAfter time.Duration, first bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	b := k.b[key]
@@ -57,13 +67,19 @@ func (k *KeyLimiter) Allow(key string, now time.Time) (ok bool, retryAfter time.
 	}
 	if b.tokens >= 1 {
 		b.tokens--
-		return true, 0
+		b.noted = false
+		return true, 0, false
 	}
+	first = !b.noted
+	b.noted = true
 	if k.rate <= 0 {
-		return false, time.Hour
+		return false, time.Hour, first
 	}
-	return false, time.Duration((1 - b.tokens) / k.rate * float64(time.Second))
+	return false, time.Duration((1 - b.tokens) / k.rate * float64(time.Second)), first
 }
+
+// Rate is the allowed average, in requests per second.
+func (k *KeyLimiter) Rate() float64 { return k.rate }
 
 // evict drops the buckets that have refilled (nothing is lost: a new one
 // starts full), or, if none has, half of them.

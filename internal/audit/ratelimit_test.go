@@ -58,3 +58,21 @@ func TestKeyLimiterBounded(t *testing.T) {
 		t.Fatalf("%d buckets kept, bound 100", n)
 	}
 }
+
+// Take reports the first refusal of each run once, and a run ends with an
+// allowed request.
+func TestKeyLimiterFirstRefusal(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	k := NewKeyLimiter(1, 1, 0)
+	type step struct {
+		at        time.Duration
+		ok, first bool
+	}
+	for i, s := range []step{{0, true, false}, {0, false, true}, {100 * time.Millisecond, false, false},
+		{time.Second, true, false}, {time.Second, false, true}, {time.Second, false, false}} {
+		ok, retry, first := k.Take("a", t0.Add(s.at))
+		if ok != s.ok || first != s.first || (!ok && retry <= 0) {
+			t.Fatalf("step %d: ok=%v first=%v retry=%v, want ok=%v first=%v", i, ok, first, retry, s.ok, s.first)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	mux := http.NewServeMux()
 	probe := newRouteProbe()
 	g := gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "E2B", Credential: apiKey, Invalid: errBadCred,
-		Unavailable: errCannotAuth, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { writeAPIError(w, err) }})
+		Unavailable: errCannotAuth, Limit: s.o.RateLimit, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { writeAPIError(w, err) }})
 	add := func(pattern string, need rights.Right, h ctlHandler) {
 		probe.add(pattern)
 		s.routes = append(s.routes, Route{Pattern: pattern, Need: need})

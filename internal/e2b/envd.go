@@ -84,7 +84,7 @@ func (s *Server) envdGate(fail func(http.ResponseWriter, error), health bool) *g
 		}
 	}
 	return gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "E2B envd", Credential: accessToken, Invalid: errBadCred,
-		Unavailable: errCannotAuth, Vet: vet, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { fail(w, err) }})
+		Unavailable: errCannotAuth, Vet: vet, Limit: s.o.RateLimit, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { fail(w, err) }})
 }
 
 // envdRequest is the request the gate let through.

@@ -57,6 +57,7 @@ type Options struct {
 	Tokens    TokenMinter
 	Templates Templates    // nil: every templateID is the default template
 	Auditor   gate.Auditor // nil: requests are not recorded (manager events still are)
+	RateLimit gate.Limiter // nil: no per-key rate
 	// TokenTTL is the life of an envdAccessToken (0: auth.MaxTokenTTL).
 	// A client that needs a fresh one calls connect.
 	TokenTTL time.Duration

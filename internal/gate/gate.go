@@ -1,8 +1,9 @@
 // Package gate is the one frame every HTTP surface (REST, E2B, MCP, the
 // WebSockets, exposed ports) puts in front of its handlers:
 //
-//	authenticate → audit begin (fail closed: 503, the handler never runs)
-//	→ status writer → vet → the route's right → scope in the context
+//	authenticate → the key's rate (429) → audit begin (fail closed: 503,
+//	the handler never runs) → status writer → vet → the route's right →
+//	scope in the context
 //
 // A surface supplies only what differs: how it finds the credential
 // (Surface.Credential) and how it writes an error (Surface.Fail). Every
@@ -19,7 +20,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
@@ -56,6 +60,17 @@ type Surface struct {
 	Vet func(r *http.Request, p auth.Principal) error
 	// Fail writes err in the surface's error shape.
 	Fail func(w http.ResponseWriter, r *http.Request, err error)
+	// Limit, if set, bounds each key's rate of audited requests (429 with
+	// Retry-After beyond it); one limiter is shared by every surface.
+	Limit Limiter
+}
+
+// Limiter is a token bucket per key (audit.KeyLimiter). Take says whether
+// key may make a request now, and if not, when to retry and whether this
+// is the first refusal since its last allowed request.
+type Limiter interface {
+	Take(key string, now time.Time) (ok bool, retryAfter time.Duration, first bool)
+	Rate() float64
 }
 
 // Gate authenticates and records a surface's requests.
@@ -127,6 +142,9 @@ func (g *Gate) Wrap(route string, need rights.Right, h http.Handler) http.Handle
 func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, p auth.Principal, route string, need rights.Right, h http.Handler) {
 	sc := auth.ScopeOf(p)
 	r = r.WithContext(WithBaseURL(withCaller(r.Context(), p, sc), requestBase(r)))
+	if g.s.Limit != nil && !g.allow(w, r, p, route) {
+		return
+	}
 	// Recorded before the right is checked, so that a refused call by an
 	// authenticated caller is on the record too.
 	if g.auditor != nil {
@@ -153,6 +171,30 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, p auth.Principal, r
 		}
 	}
 	h.ServeHTTP(w, r)
+}
+
+// allow takes a token from the caller's key, or answers 429 with
+// Retry-After. Disk exhaustion through the audit log: every request adds
+// records, so without a rate per key a read-only key grew the log ~5 MB/s.
+// Tokens share the bucket of the key that minted them (minting more
+// does not buy more rate). Only the first refusal of a run is recorded.
+func (g *Gate) allow(w http.ResponseWriter, r *http.Request, p auth.Principal, route string) bool {
+	ok, retry, first := g.s.Limit.Take(p.KeyID, time.Now())
+	if ok {
+		return true
+	}
+	secs := int(math.Ceil(retry.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	if first && g.auditor != nil {
+		if end, err := g.auditor.Begin(r, p, route); err == nil {
+			defer end(http.StatusTooManyRequests)
+		}
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	g.s.Fail(w, r, errs.New(errs.CodeRateLimited, "this key is over its rate of %g requests a second; retry after %d s", g.s.Limit.Rate(), secs))
+	return false
 }
 
 type baseKey struct{}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errs"
@@ -170,5 +171,66 @@ func TestStatusWriter(t *testing.T) {
 	}
 	if !Is(errMissing, errMissing) || Is(errInvalid, errMissing) || !Is(errs.Wrap(errs.CodeInternal, errMissing, "x"), errMissing) {
 		t.Fatal("Is")
+	}
+}
+
+// fakeLimit allows n requests per key, then refuses, saying first once.
+type fakeLimit struct {
+	n     int
+	taken map[string]int
+}
+
+func (f *fakeLimit) Take(key string, _ time.Time) (bool, time.Duration, bool) {
+	f.taken[key]++
+	c := f.taken[key]
+	if c <= f.n {
+		return true, 0, false
+	}
+	return false, 1500 * time.Millisecond, c == f.n+1
+}
+
+func (f *fakeLimit) Rate() float64 { return 2 }
+
+// Disk exhaustion through the audit log: each key is held to its rate
+// (429, Retry-After rounded up), only its first refusal is recorded, the
+// handler never runs; tokens share their minting key's bucket, another
+// key has its own. Positive control: the first n requests are served.
+func TestRateLimit(t *testing.T) {
+	rec := &recorder{}
+	lim := &fakeLimit{n: 2, taken: map[string]int{}}
+	s := surface(nil)
+	s.Limit = lim
+	ran := 0
+	g := New(fakeAuth{}, rec, nil, s)
+	h := g.Wrap("GET /x", 0, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))
+	do := func(cred string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/x", nil)
+		r.Header.Set("X-Cred", cred)
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for i, want := range []int{200, 200, 429, 429, 429} {
+		cred := "reader"
+		if i == 1 {
+			cred = "token" // same key k1
+		}
+		w := do(cred)
+		if w.Code != want {
+			t.Fatalf("request %d: %d, want %d", i, w.Code, want)
+		}
+		if want == 429 && (w.Header().Get("Retry-After") != "2" || w.Header().Get("X-Code") != string(errs.CodeRateLimited) ||
+			!strings.Contains(w.Body.String(), "retry after 2 s")) {
+			t.Fatalf("request %d: %v %q", i, w.Header(), w.Body.String())
+		}
+	}
+	if ran != 2 {
+		t.Fatalf("the handler ran %d times, want 2", ran)
+	}
+	if len(rec.routes) != 3 || rec.ends[2] != http.StatusTooManyRequests {
+		t.Fatalf("records %v %v: want the two served and the first refusal only", rec.routes, rec.ends)
+	}
+	if lim.taken["k1"] != 5 || lim.taken["tok_1"] != 0 {
+		t.Fatalf("buckets %v: a token must count against its key", lim.taken)
 	}
 }

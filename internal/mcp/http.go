@@ -99,27 +99,35 @@ func fail(w http.ResponseWriter, _ *http.Request, err error) {
 // the services' to decide (the sandbox manager checks every call).
 func (s *Server) authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 	g := gate.New(authn, s.o.Auditor, s.log, gate.Surface{Name: "MCP", Credential: bearer, Invalid: errBadKey,
-		Unavailable: errCannotAuth, Fail: fail})
+		Unavailable: errCannotAuth, Limit: s.o.RateLimit, Fail: fail})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.Wrap(r.Method+" /mcp", 0, next).ServeHTTP(w, r)
 	})
 }
 
-// limitSessions refuses new sessions beyond MaxSessions (each holds
-// memory, and possibly a sandbox, until it ends or idles out).
+// limitSessions refuses new sessions beyond the limits (each holds
+// memory, and possibly a sandbox, until it ends or idles out):
+// MaxSessions in all, MaxSessionsPerTenant of a tenant, MaxSessionsPerKey
+// of a key (limits.go).
 func (s *Server) limitSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-			n := 0
-			for range s.http.Sessions() {
-				n++
-			}
-			if n >= s.o.MaxSessions {
-				w.Header().Set("Retry-After", "30")
-				writeError(w, http.StatusServiceUnavailable, errs.CodeLimit, "too many MCP sessions are open; close one (or wait for idle ones to time out)")
-				return
-			}
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
 		}
+		p, _ := gate.Principal(r.Context())
+		o := owner{tenant: p.Tenant, key: p.KeyID}
+		release, err := s.owners.reserve(o, s.http.Sessions(), s.o)
+		if err != nil {
+			w.Header().Set("Retry-After", "30")
+			code := errs.CodeOf(err)
+			if code == errs.CodeUnavailable {
+				code = errs.CodeLimit // as before: the code names the limit, the status whose it is
+			}
+			writeError(w, errs.HTTPStatus(errs.CodeOf(err)), code, errs.Public(err))
+			return
+		}
+		defer func() { release(w.Header().Get("Mcp-Session-Id")) }()
 		next.ServeHTTP(w, r)
 	})
 }

@@ -90,6 +90,8 @@ type harnessOptions struct {
 	idle        time.Duration
 	ports       bool
 	maxSessions int
+	// perTenant, perKey: the session limits of one tenant and one key.
+	perTenant, perKey int
 }
 
 func newHarness(t testing.TB, o harnessOptions) *harness {
@@ -116,6 +118,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	}
 	h.srv, err = mcp.New(mcp.Local(h.mgr.Caller(), links),
 		mcp.Options{Log: log, Version: "test", IdleTimeout: o.idle, MaxSessions: o.maxSessions,
+			MaxSessionsPerTenant: o.perTenant, MaxSessionsPerKey: o.perKey,
 			AllowedOrigins: []string{"https://app.example"}, Auditor: h.req})
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,11 @@ const (
 	DefaultIdleTimeout = 30 * time.Minute
 	// DefaultMaxSessions bounds the streamable HTTP sessions open at once.
 	DefaultMaxSessions = 1024
+	// DefaultMaxSessionsPerTenant and DefaultMaxSessionsPerKey bound one
+	// tenant's and one key's share, below the whole: one key cannot fill
+	// the server's sessions (resource starvation).
+	DefaultMaxSessionsPerTenant = 256
+	DefaultMaxSessionsPerKey    = 64
 	// SessionLabel marks a session's own sandbox (value: an opaque id of
 	// the session, not the MCP session id).
 	SessionLabel = "mcp-session"
@@ -38,8 +43,10 @@ type Options struct {
 	Version string
 	// IdleTimeout of streamable HTTP sessions (0: DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	// MaxSessions open at once over HTTP (0: DefaultMaxSessions).
-	MaxSessions int
+	// MaxSessions open at once over HTTP (0: DefaultMaxSessions), of one
+	// tenant (0: DefaultMaxSessionsPerTenant) and of one key, its tokens
+	// included (0: DefaultMaxSessionsPerKey).
+	MaxSessions, MaxSessionsPerTenant, MaxSessionsPerKey int
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to
 	// call the HTTP endpoint; every other Origin is refused.
 	AllowedOrigins []string
@@ -52,6 +59,9 @@ type Options struct {
 	// Auditor, if set, records every authenticated HTTP request, as the
 	// REST API's does (fail closed: a request it cannot record is refused).
 	Auditor gate.Auditor
+	// RateLimit, if set, bounds each key's rate of HTTP requests (shared
+	// with the other surfaces).
+	RateLimit gate.Limiter
 	// Browser, if set, drives the sandboxes' browsers: the browser tools
 	// are served (tools_browser.go).
 	Browser Browser
@@ -70,6 +80,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*sdk.ServerSession]*session
+	owners   *sessionOwners // who opened each HTTP session (limits.go)
 	closed   bool
 	bg       sync.WaitGroup
 }
@@ -86,7 +97,13 @@ func New(b Backend, o Options) (*Server, error) {
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	s := &Server{b: b, o: o, log: o.Log, sessions: map[*sdk.ServerSession]*session{}}
+	if o.MaxSessionsPerTenant == 0 {
+		o.MaxSessionsPerTenant = min(DefaultMaxSessionsPerTenant, o.MaxSessions)
+	}
+	if o.MaxSessionsPerKey == 0 {
+		o.MaxSessionsPerKey = min(DefaultMaxSessionsPerKey, o.MaxSessionsPerTenant)
+	}
+	s := &Server{b: b, o: o, log: o.Log, sessions: map[*sdk.ServerSession]*session{}, owners: &sessionOwners{ids: map[string]owner{}}}
 	var err error
 	if s.origins, err = gate.NewOrigins(o.AllowedOrigins); err != nil {
 		return nil, err

@@ -175,6 +175,53 @@ func TestMaxSessions(t *testing.T) {
 	}
 }
 
+// Session flooding (resource starvation): a key is held to its share of
+// sessions and a tenant to its own, both below the server's, so another
+// tenant still opens sessions; a token counts against the key that minted
+// it; a closed session frees its slot. Positive control: each key opens
+// sessions up to its limit.
+func TestSessionLimitsPerKeyAndTenant(t *testing.T) {
+	testenv.RequireRoot(t)
+	h := newHarness(t, harnessOptions{maxSessions: 10, perTenant: 3, perKey: 2})
+	a1, a2 := h.key("a", tenant.Quotas{}, auth.ScopeRead), h.key("a", tenant.Quotas{}, auth.ScopeRead)
+	b := h.key("b", tenant.Quotas{}, auth.ScopeRead)
+	open := func(key string) (*sdk.ClientSession, error) {
+		tr := &sdk.StreamableClientTransport{Endpoint: h.hs.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}
+		cs, err := newClient().Connect(context.Background(), tr, nil)
+		if err == nil {
+			t.Cleanup(func() { _ = cs.Close() })
+		}
+		return cs, err
+	}
+	first := h.connectHTTP(a1.Key)
+	h.connectHTTP(a1.Key)
+	if _, err := open(a1.Key); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Fatalf("a key's third session (limit 2): %v", err)
+	}
+	h.connectHTTP(a2.Key) // the tenant's third
+	if _, err := open(a2.Key); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Fatalf("a tenant's fourth session (limit 3): %v", err)
+	}
+	// Another tenant is not starved.
+	h.connectHTTP(b.Key)
+	h.connectHTTP(b.Key)
+	// Closing one frees its slot.
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var cs *sdk.ClientSession
+		if cs, err = open(a1.Key); err == nil {
+			_ = cs
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("after a session closed, its key cannot open one: %v", err)
+	}
+}
+
 // The session sandbox takes the tenant's defaults, and a burst of first
 // calls makes one sandbox.
 func TestSessionSandbox(t *testing.T) {

@@ -87,6 +87,9 @@ type Config struct {
 	MaxOutput    int64         // default per-stream cap of a buffered exec
 	MaxExecTime  time.Duration // ceiling of an exec's timeout
 	Files        FileLimits    // files API (files.go); zero fields take defaults
+	// LayerRAMMB, where writable layers are tmpfs, is the RAM they may
+	// take together (ramdisk.go); 0: layers are on disk.
+	LayerRAMMB int64
 }
 
 // Deps are the manager's collaborators.
@@ -116,6 +119,7 @@ type Manager struct {
 	pool *pool
 
 	netLocks keyedLocks // network changes, one sandbox at a time (network.go)
+	ram      layerRAM   // RAM-backed layers' reservations (ramdisk.go)
 
 	browser browserSlot // the browser service, if registered (browser.go)
 
@@ -295,6 +299,13 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 	if err != nil {
 		return Sandbox{}, err
 	}
+	release, err := m.reserveLayerRAM(spec) // ramdisk.go
+	if err != nil {
+		_ = m.event(ctx, Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Sandbox{}, err
+	}
+	defer release()
 	if err := m.event(ctx, Event{Kind: "sandbox.create", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor,
 		Data: map[string]any{"spec": spec}}); err != nil {
 		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")

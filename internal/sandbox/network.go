@@ -49,11 +49,22 @@ func (m *Manager) SetNetwork(ctx context.Context, sc Scope, id string, n Network
 	spec := b.sb.Spec
 	b.mu.Unlock()
 	old := spec.Network
+	refused := func(err error) (Network, error) {
+		// A refusal is a policy decision worth recording (as at create).
+		_ = m.event(ctx, Event{Kind: "sandbox.network", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Network{}, err
+	}
+	if sc.Sandbox != "" { // narrow.go: a sandbox token only narrows
+		if err := narrows(old, nn); err != nil {
+			return refused(err)
+		}
+	}
 	spec.Network = nn
 	done, err := m.admit(ctx, sc, "network", &spec)
 	done()
 	if err != nil {
-		return Network{}, err
+		return refused(err)
 	}
 	if _, ok := b.inst.(runtime.NetworkInstance); !ok {
 		return Network{}, errs.New(errs.CodeUnsupported, "this server cannot change a sandbox's network")

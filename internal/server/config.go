@@ -126,6 +126,11 @@ type HTTPConfig struct {
 	IdleTimeout       time.Duration // 0: the API's default
 	MaxConns          int           // 0: the API's default, -1: no limit
 	MaxConnsPerIP     int           // 0: the API's default, -1: no limit
+	// RateLimit is each key's rate of audited requests on every surface
+	// (--rate-limit, per second; 0: none) and RateBurst how many it may
+	// make at once (--rate-burst; 0: twice the rate, at least 1).
+	RateLimit float64
+	RateBurst int
 }
 
 // NetworkConfig is serve's sandbox network (docs/network.md): veths, the

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/gate"
 )
 
 // web is the HTTP side: hardening middleware, limits, TLS, and the HTTP
@@ -19,6 +21,7 @@ type web struct {
 	limits api.HTTPLimits
 	tls    *tls.Config
 	harden []func(http.Handler) http.Handler
+	limit  *audit.KeyLimiter // each key's rate on every surface; nil: none
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -32,6 +35,13 @@ func (s *Server) openWeb() error {
 	h := &s.cfg.HTTP
 	w := &web{limits: api.HTTPLimits{ReadHeaderTimeout: h.ReadHeaderTimeout, IdleTimeout: h.IdleTimeout,
 		MaxConns: h.MaxConns, MaxConnsPerIP: h.MaxConnsPerIP}}
+	if h.RateLimit > 0 {
+		burst := h.RateBurst
+		if burst <= 0 {
+			burst = int(2 * h.RateLimit)
+		}
+		w.limit = audit.NewKeyLimiter(h.RateLimit, burst, 0)
+	}
 	hosts := append([]string{}, h.AllowedHosts...)
 	if name, err := os.Hostname(); err == nil && name != "" {
 		hosts = append(hosts, name)
@@ -115,4 +125,13 @@ func (w *web) shutdown(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// rateLimit is the one per-key limiter every surface's gate shares (nil:
+// none, or no audit log: the limit guards the log's growth).
+func (s *Server) rateLimit() gate.Limiter {
+	if s.web == nil || s.web.limit == nil || s.obs.auditor() == nil {
+		return nil
+	}
+	return s.web.limit
 }

@@ -140,7 +140,11 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if err := s.defaultRuntime(&limits); err != nil { // runtimes.go
 		return nil, err
 	}
+	layerRAM := s.layerRAM(&limits, c.Limits != nil) // layers.go: tmpfs layers are RAM
 	s.Quotas = tenant.NewAdmission(tenant.NewStore(s.Store.SQL()), limits)
+	if layerRAM > 0 {
+		s.Quotas.CountDiskAsMemory()
+	}
 	if err := s.openSecrets(); err != nil { // secrets.go: the secret store, egress CAs
 		return nil, err
 	}
@@ -156,6 +160,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 		MaxSandboxes: c.MaxSandboxes,
 		PoolSize:     s.poolSize(limits), // runtimes.go
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
+		LayerRAMMB:   layerRAM,
 	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
 		Admission: s.admission(), Observer: observer})
 	// Closed before the runtime below it, after the surfaces above it;

@@ -289,7 +289,7 @@ func TestNetworkWired(t *testing.T) {
 	c := client.New(hs.URL, srv.AdminKey)
 	ctx := context.Background()
 	scope := sandbox.Scope{Tenant: auth.DefaultTenant, Actor: "test", Rights: rights.All}
-	if _, _, err := srv.Secrets.Set(ctx, scope, auth.DefaultTenant, "API_TOKEN", []byte("s3cret-value-0123456789")); err != nil {
+	if _, _, err := srv.Secrets.Set(ctx, scope, auth.DefaultTenant, "API_TOKEN", []byte("s3cret-value-0123456789"), "api.test"); err != nil {
 		t.Fatal(err)
 	}
 	check := "cat " + inject.CAPath + " 2>&1; echo; echo ca=$NODE_EXTRA_CA_CERTS; curl -sS -m 5 -o /dev/null http://refused.test/ 2>&1; true"

@@ -63,7 +63,7 @@ func (s *Server) openMCP(ctx context.Context, mounts map[string]http.Handler) {
 	if n := s.Manager.DeleteLabeled(ctx, mcp.SessionLabel); n > 0 {
 		s.log.Info("deleted MCP session sandboxes left by the previous server", "count", n)
 	}
-	o := mcp.Options{AllowedOrigins: s.cfg.HTTP.AllowedOrigins,
+	o := mcp.Options{AllowedOrigins: s.cfg.HTTP.AllowedOrigins, RateLimit: s.rateLimit(),
 		HostChecked: true} // the hardening middleware checks Host
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
@@ -105,7 +105,8 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 	if !s.cfg.E2B {
 		return
 	}
-	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates}
+	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
+		RateLimit: s.rateLimit()}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}
@@ -155,7 +156,7 @@ func addMounts(mounts, more map[string]http.Handler, log *slog.Logger) {
 // behind the middleware: metrics, hardening, audit error codes.
 func (s *Server) openAPI(mounts map[string]http.Handler, harden []func(http.Handler) http.Handler) {
 	o := api.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Browser: s.Browser, Version: s.cfg.Version,
-		PortsDomain: s.cfg.PortsDomain, Middleware: s.obs.middleware(harden...), Mounts: mounts}
+		PortsDomain: s.cfg.PortsDomain, Middleware: s.obs.middleware(harden...), Mounts: mounts, RateLimit: s.rateLimit()}
 	if s.Secrets != nil {
 		o.Secrets = s.Secrets
 	}

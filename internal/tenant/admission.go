@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ type Admission struct {
 	tenants *Store
 	limits  sandbox.Limits
 	now     func() time.Time
+	ramDisk bool // writable layers are tmpfs: their disk is memory (CountDiskAsMemory)
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -44,6 +46,20 @@ type reservation struct {
 func NewAdmission(t *Store, limits sandbox.Limits) *Admission {
 	return &Admission{tenants: t, limits: limits, now: time.Now,
 		buckets: map[string]*bucket{}, pending: map[string][]*reservation{}}
+}
+
+// CountDiskAsMemory makes the memory quota count each sandbox's disk too:
+// where writable layers are tmpfs, a sandbox's files are RAM (a tenant
+// with a 128 MiB memory quota pinned 4 GiB through its layers — memory
+// exhaustion past the quota). Call it before the first Admit.
+func (a *Admission) CountDiskAsMemory() { a.ramDisk = true }
+
+// memOf is what a spec holds against the memory quota.
+func (a *Admission) memOf(s sandbox.Spec) int64 {
+	if a.ramDisk {
+		return s.MemoryMB + s.DiskMB
+	}
+	return s.MemoryMB
 }
 
 // Tenants is the store the admission reads.
@@ -288,9 +304,9 @@ func (a *Admission) reserve(tenant string, q Quotas, eff sandbox.Spec, live func
 	if q.MaxTotalCPU > 0 && use.CPU+eff.CPU > q.MaxTotalCPU+1e-9 {
 		return nil, errs.New(errs.CodeLimit, "tenant %s: CPU quota %g cores would be exceeded (in use %g, requested %g)", tenant, q.MaxTotalCPU, use.CPU, eff.CPU)
 	}
-	if q.MaxTotalMemoryMB > 0 && use.MemoryMB+eff.MemoryMB > q.MaxTotalMemoryMB {
-		return nil, errs.New(errs.CodeLimit, "tenant %s: memory quota %d MiB would be exceeded (in use %d MiB, requested %d MiB)",
-			tenant, q.MaxTotalMemoryMB, use.MemoryMB, eff.MemoryMB)
+	if q.MaxTotalMemoryMB > 0 && use.MemoryMB+a.memOf(eff) > q.MaxTotalMemoryMB {
+		return nil, errs.New(errs.CodeLimit, "tenant %s: memory quota %d MiB would be exceeded (in use %d MiB, requested %d MiB%s)",
+			tenant, q.MaxTotalMemoryMB, use.MemoryMB, a.memOf(eff), a.diskNote(eff))
 	}
 	if q.CreatePerMinute > 0 {
 		b := a.buckets[tenant]
@@ -302,7 +318,7 @@ func (a *Admission) reserve(tenant string, q Quotas, eff sandbox.Spec, live func
 			return nil, newRateLimitError(tenant, q.CreatePerMinute, wait)
 		}
 	}
-	r := &reservation{at: now, cpu: eff.CPU, memMB: eff.MemoryMB}
+	r := &reservation{at: now, cpu: eff.CPU, memMB: a.memOf(eff)}
 	a.pending[tenant] = append(a.pending[tenant], r)
 	var once sync.Once
 	return func() { once.Do(func() { a.release(tenant, r) }) }, nil
@@ -344,6 +360,13 @@ func UsageOf(live []sandbox.Sandbox) Usage {
 // older than reservationTTL are dropped). Called with a.mu held.
 func (a *Admission) usage(tenant string, live []sandbox.Sandbox, now time.Time) Usage {
 	u := UsageOf(live)
+	if a.ramDisk {
+		for _, sb := range live {
+			if sb.State == sandbox.StateRunning {
+				u.MemoryMB += sb.Spec.DiskMB
+			}
+		}
+	}
 	list := a.pending[tenant]
 	kept := list[:0]
 	for _, r := range list {
@@ -362,4 +385,12 @@ func (a *Admission) usage(tenant string, live []sandbox.Sandbox, now time.Time) 
 		a.pending[tenant] = kept
 	}
 	return u
+}
+
+// diskNote says that the request counts the sandbox's RAM-backed disk.
+func (a *Admission) diskNote(s sandbox.Spec) string {
+	if !a.ramDisk || s.DiskMB == 0 {
+		return ""
+	}
+	return fmt.Sprintf(": %d memory + %d disk, which is RAM on this server", s.MemoryMB, s.DiskMB)
 }

@@ -529,3 +529,35 @@ func TestStripPortAndOtherDestinations(t *testing.T) {
 		t.Fatal(f)
 	}
 }
+
+// Where layers are RAM (tmpfs), disk counts against the memory quota:
+// the tenant with a 128 MiB quota pinned 4 GiB through its
+// layers. Positive control: the same requests pass when layers are on
+// disk.
+func TestAdmitDiskAsMemory(t *testing.T) {
+	ctx := context.Background()
+	sc := sandbox.Scope{Tenant: "acme"}
+	q := Quotas{MaxTotalMemoryMB: 1024}
+	onDisk, c := newAdmission(t, "acme", q)
+	past := c.now().Add(-time.Hour)
+	live := []sandbox.Sandbox{{State: sandbox.StateRunning, CreatedAt: past, Spec: sandbox.Spec{CPU: 1, MemoryMB: 128, DiskMB: 512}}}
+	big := sandbox.Spec{MemoryMB: 64, DiskMB: 4096}
+	if err := admitErr(onDisk, ctx, sc, "create", &big, live); err != nil {
+		t.Fatalf("positive control: layers on disk: %v", err)
+	}
+	ram, _ := newAdmission(t, "acme", q)
+	ram.CountDiskAsMemory()
+	err := admitErr(ram, ctx, sc, "create", &big, live)
+	want := "tenant acme: memory quota 1024 MiB would be exceeded (in use 640 MiB, requested 4160 MiB: 64 memory + 4096 disk, which is RAM on this server)"
+	if errs.CodeOf(err) != errs.CodeLimit || errs.Public(err) != want {
+		t.Fatalf("tmpfs layers: %v, want %q", err, want)
+	}
+	small := sandbox.Spec{MemoryMB: 64, DiskMB: 256}
+	if err := admitErr(ram, ctx, sc, "create", &small, live); err != nil {
+		t.Fatalf("what fits: %v", err)
+	}
+	// The admitted one is in flight, its disk included.
+	if err := admitErr(ram, ctx, sc, "create", &small, live); errs.CodeOf(err) != errs.CodeLimit {
+		t.Fatalf("past the quota with the in-flight create's disk: %v", err)
+	}
+}

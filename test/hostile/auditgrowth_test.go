@@ -72,7 +72,7 @@ func TestAuditGrowthRetention(t *testing.T) {
 	const seg, bound = 1 << 20, 3 << 20
 	// Positive control: without retention the flood grows the log past
 	// the bound (and would go on until the disk is full).
-	ctl := startServer(t, serverOptions{extra: []string{"--audit-segment-size", "1M"}})
+	ctl := startServer(t, serverOptions{extra: []string{"--audit-segment-size", "1M", "--rate-limit", "0"}})
 	start := time.Now()
 	n := readOnlyFlood(t, ctl, 400_000, func() bool { return auditBytes(t, ctl.auditDir()) > bound+2*seg })
 	grown := auditBytes(t, ctl.auditDir())
@@ -85,7 +85,7 @@ func TestAuditGrowthRetention(t *testing.T) {
 
 	// With retention the same flood leaves at most the bound (and the
 	// active segment), and the log still verifies.
-	s := startServer(t, serverOptions{extra: []string{"--audit-segment-size", "1M", "--audit-max-bytes", "3M"}})
+	s := startServer(t, serverOptions{extra: []string{"--audit-segment-size", "1M", "--audit-max-bytes", "3M", "--rate-limit", "0"}})
 	id := s.create(client.Spec{})
 	m := readOnlyFlood(t, s, n, func() bool { return false })
 	kept := auditBytes(t, s.auditDir())

@@ -42,11 +42,15 @@ func injectSpec() client.Spec {
 			{Host: "api.test:8080", Header: "X-Api-Key", Value: "{secret:API_TOKEN}"}}}}
 }
 
-// secretSandbox stores value as the admin tenant's API_TOKEN and creates
-// a sandbox whose rule injects it for api.test.
+// injectHosts are the hosts API_TOKEN is bound to: those of injectSpec's
+// rules.
+var injectHosts = []string{"api.test", "api.test:8080"}
+
+// secretSandbox stores value as the admin tenant's API_TOKEN, bound to
+// injectHosts, and creates a sandbox whose rule injects it for api.test.
 func (l *srvLab) secretSandbox(value string) string {
 	l.t.Helper()
-	if _, err := l.c.SetSecret(ctxT(l.t, time.Minute), "", "API_TOKEN", value); err != nil {
+	if _, err := l.c.SetSecret(ctxT(l.t, time.Minute), "", "API_TOKEN", value, injectHosts...); err != nil {
 		l.t.Fatalf("set the secret: %v", err)
 	}
 	want := "Bearer " + value
@@ -413,7 +417,7 @@ func TestSecretOtherTenants(t *testing.T) {
 	denied := l.tenantKey("denied", client.Quotas{DenySecrets: true})
 	vOwner, vThief := randomMarker("pdk-hostile-owner"), randomMarker("pdk-hostile-thief")
 	ctx := ctxT(t, 2*time.Minute)
-	if _, err := l.as(owner.Key).SetSecret(ctx, "", "API_TOKEN", vOwner); err != nil {
+	if _, err := l.as(owner.Key).SetSecret(ctx, "", "API_TOKEN", vOwner, injectHosts...); err != nil {
 		t.Fatal(err)
 	}
 	want := "Bearer " + vOwner
@@ -427,7 +431,7 @@ func TestSecretOtherTenants(t *testing.T) {
 		t.Fatalf("a rule naming another tenant's secret: %v", err)
 	}
 	// The thief's own secret of the same name is the thief's.
-	if _, err := l.as(thief.Key).SetSecret(ctx, "", "API_TOKEN", vThief); err != nil {
+	if _, err := l.as(thief.Key).SetSecret(ctx, "", "API_TOKEN", vThief, injectHosts...); err != nil {
 		t.Fatal(err)
 	}
 	theirs, err := l.as(thief.Key).Create(ctx, injectSpec())

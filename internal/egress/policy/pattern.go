@@ -198,3 +198,19 @@ func ParseCIDR(s string) (netip.Prefix, error) {
 	}
 	return p, nil
 }
+
+// Covers reports whether every name and port q matches p matches too (q
+// is p or narrower): what a caller that may only narrow a policy may
+// write in place of p.
+func (p Pattern) Covers(q Pattern) bool {
+	if p.Port != 0 && q.Port != p.Port {
+		return false
+	}
+	if !p.Wild {
+		return !q.Wild && q.Name == p.Name
+	}
+	if q.Wild {
+		return q.Name == p.Name || p.Match(q.Name, 0)
+	}
+	return p.Match(q.Name, 0)
+}

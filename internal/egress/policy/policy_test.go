@@ -250,3 +250,35 @@ func FuzzParseCIDR(f *testing.F) {
 }
 
 func publicSuffixOf(s string) (string, bool) { return publicsuffix.PublicSuffix(s) }
+
+func TestCovers(t *testing.T) {
+	for _, tc := range []struct {
+		p, q string
+		want bool
+	}{
+		{"a.example.com", "a.example.com", true},
+		{"a.example.com", "a.example.com:443", true},
+		{"a.example.com:443", "a.example.com:443", true},
+		{"a.example.com:443", "a.example.com", false},
+		{"a.example.com:443", "a.example.com:8443", false},
+		{"a.example.com", "b.example.com", false},
+		{"a.example.com", "*.a.example.com", false},
+		{"*.example.com", "a.example.com", true},
+		{"*.example.com", "x.a.example.com:22", true},
+		{"*.example.com", "example.com", false},
+		{"*.example.com", "*.example.com", true},
+		{"*.example.com", "*.a.example.com", true},
+		{"*.a.example.com", "*.example.com", false},
+		{"*.example.com:443", "*.a.example.com", false},
+		{"*.example.com", "a.example.org", false},
+	} {
+		p, err1 := ParsePattern(tc.p)
+		q, err2 := ParsePattern(tc.q)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s %s: %v %v", tc.p, tc.q, err1, err2)
+		}
+		if got := p.Covers(q); got != tc.want {
+			t.Errorf("%s covers %s = %v, want %v", tc.p, tc.q, got, tc.want)
+		}
+	}
+}

@@ -2,16 +2,14 @@ package inject
 
 import (
 	"context"
-	"strings"
-
-	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
 )
 
 // Admission wraps the manager's Admission (tenant quotas): a create or a
 // policy change whose network.inject names secrets is admitted only if
-// the tenant may use secrets and has every one of them. It forwards the
+// the tenant may use secrets and has every one of them, bound to the
+// host of each rule that names it. It forwards the
 // tenant checks other services reach through a local interface
 // (AdmitSecrets, AdmitExposedPorts).
 type Admission struct {
@@ -47,15 +45,9 @@ func (a *Admission) admitInject(ctx context.Context, tenant string, raw []secret
 	if err := a.AdmitSecrets(ctx, tenant, names); err != nil {
 		return err
 	}
-	missing, err := a.secrets.Missing(ctx, tenant, names)
-	if err != nil {
-		return err
-	}
-	if len(missing) > 0 {
-		return errs.Invalid("network.inject names secrets that do not exist: %s (create them with paddock secret set NAME)",
-			strings.Join(missing, ", "))
-	}
-	return nil
+	// Secret exfiltration: whoever writes the rule, a secret goes only to
+	// the hosts its manager bound it to.
+	return a.secrets.CheckRules(ctx, tenant, rules)
 }
 
 type secretsAdmitter interface {

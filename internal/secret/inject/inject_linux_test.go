@@ -111,7 +111,7 @@ func newInjectEnv(t testing.TB, o ...testenv.Options) *injectEnv {
 	must(t, err)
 	st.SetSetupHook(inject.NewHook(ie.cas, db, e.Templates, log).Setup)
 	st.Egress().SetInterceptor(ic)
-	_, _, err = ie.secrets.Set(context.Background(), rights.Scope{Rights: rights.All}, e.Scope.Tenant, "API_TOKEN", []byte(secretValue))
+	_, _, err = ie.secrets.Set(context.Background(), rights.Scope{Rights: rights.All}, e.Scope.Tenant, "API_TOKEN", []byte(secretValue), "api.test")
 	must(t, err)
 	return ie
 }

@@ -157,7 +157,7 @@ func TestInterceptorPlan(t *testing.T) {
 	u.addSandbox(t, id, "host")
 	ca, _ := u.cas.Ensure(ctx, id)
 	const value = "s3cr3t-value-for-the-test"
-	if _, _, err := u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte(value)); err != nil {
+	if _, _, err := u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte(value), "api.example.com"); err != nil {
 		t.Fatal(err)
 	}
 	rules, err := secret.NormalizeRules([]secret.Rule{{Host: "api.example.com", Header: "Authorization", Value: "Bearer {secret:TOKEN}"}})
@@ -225,7 +225,19 @@ func TestInterceptorPlan(t *testing.T) {
 		!strings.Contains(audit.RedactString(err.Error()), `"TOKEN"`) {
 		t.Fatalf("deleted secret (the audit log must still tell which): %v %v", p, err)
 	}
-	u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte(value))
+	u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte(value), "api.example.com")
+	if p, err := ic.Intercept(ctx, info("api.example.com")); p == nil || err != nil {
+		t.Fatalf("positive control: the secret set again: %v %v", p, err)
+	}
+	// Rebound elsewhere since the rule was admitted (secret exfiltration:
+	// the binding, not the rule, decides): refused at the next connection.
+	if _, err := u.secrets.Bind(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []string{"other.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := ic.Intercept(ctx, info("api.example.com")); p != nil || err == nil || !strings.Contains(err.Error(), "may be sent only to other.example.com") {
+		t.Fatalf("a secret no longer bound to the host: %v %v", p, err)
+	}
+	u.secrets.Bind(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []string{"api.example.com"})
 	denied = true
 	if p, err := ic.Intercept(ctx, info("api.example.com")); p != nil || err == nil || !strings.Contains(err.Error(), "deny_secrets") {
 		t.Fatalf("tenant denied secrets: %v %v", p, err)
@@ -323,7 +335,7 @@ func (r *recAdmission) AdmitExposedPorts(_ context.Context, _ string, ports []in
 func TestAdmission(t *testing.T) {
 	ctx := context.Background()
 	u := newUnit(t)
-	u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte("v"))
+	u.secrets.Set(ctx, rights.Scope{Rights: rights.All}, "acme", "TOKEN", []byte("v"), "api.example.com")
 	next := &recAdmission{}
 	a := NewAdmission(next, u.secrets)
 	spec := func(value string) *sandbox.Spec {

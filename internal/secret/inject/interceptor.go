@@ -96,7 +96,9 @@ func (i *Interceptor) Intercept(ctx context.Context, c egress.ConnInfo) (*egress
 			return nil, fmt.Errorf("inject rule for %s: %v", r.Header, err)
 		}
 		v, err := t.Render(func(name string) ([]byte, error) {
-			v, err := i.secrets.Get(ctx, tenant, name)
+			// Checked again per connection: a binding narrowed after the
+			// sandbox was created applies at once.
+			v, err := i.secrets.GetFor(ctx, tenant, name, r.Host)
 			if err != nil {
 				return nil, errors.New(errs.Public(err))
 			}

@@ -80,8 +80,14 @@ class Secrets {
   get(name: string, o: CallOptions & { tenant?: string } = {}): Promise<m.SecretInfo> {
     return this.t.json("GET", `/v1/secrets/${check.seg(name)}`, { query: { tenant: o.tenant }, signal: o.signal });
   }
-  set(name: string, value: string, o: CallOptions & { tenant?: string } = {}): Promise<m.SecretInfo> {
-    return this.t.json("PUT", `/v1/secrets/${check.seg(name)}`, { query: { tenant: o.tenant }, json: { value } satisfies m.SecretValue, signal: o.signal });
+  /** Create or replace a secret; hosts (if given) are where it may be sent. */
+  set(name: string, value: string, o: CallOptions & { tenant?: string; hosts?: string[] } = {}): Promise<m.SecretInfo> {
+    const json: m.SecretValue = o.hosts ? { value, hosts: o.hosts } : { value };
+    return this.t.json("PUT", `/v1/secrets/${check.seg(name)}`, { query: { tenant: o.tenant }, json, signal: o.signal });
+  }
+  /** Replace the hosts a secret may be sent to, keeping its value. */
+  bind(name: string, hosts: string[], o: CallOptions & { tenant?: string } = {}): Promise<m.SecretInfo> {
+    return this.t.json("PUT", `/v1/secrets/${check.seg(name)}`, { query: { tenant: o.tenant }, json: { hosts } satisfies m.SecretValue, signal: o.signal });
   }
   async delete(name: string, o: CallOptions & { tenant?: string } = {}): Promise<void> {
     await this.t.request("DELETE", `/v1/secrets/${check.seg(name)}`, { query: { tenant: o.tenant }, signal: o.signal });

@@ -587,6 +587,8 @@ export interface SearchResult {
 
 export interface SecretInfo {
   created_at: string;
+  /** The hosts the secret may be sent to (exact names, optionally :port for a port other than 443). Empty: it is sent nowhere until bound; a network.inject rule for any other host is refused. */
+  hosts: string[];
   name: string;
   updated_at: string;
 }
@@ -595,9 +597,12 @@ export interface SecretList {
   secrets: SecretInfo[];
 }
 
+/** Set a secret's value, its hosts, or both (at least one). */
 export interface SecretValue {
+  /** Replace the hosts the secret may be sent to (exact names, optionally :port). Without them a replaced secret keeps its hosts and a new one is sent nowhere until bound; with hosts and no value, only the binding changes. */
+  hosts?: string[];
   /** The value: text without control characters other than tab (it is sent in HTTP headers) */
-  value: string;
+  value?: string;
 }
 
 export interface SignalRequest {

@@ -96,9 +96,19 @@ class AsyncSecrets:
     async def get(self, name: str, *, tenant: str | None = None) -> models.SecretInfo:
         return models.SecretInfo.from_dict(await self._t.json("GET", "/v1/secrets/" + _core.seg(name), params=_core.query(tenant=tenant)))
 
-    async def set(self, name: str, value: str, *, tenant: str | None = None) -> models.SecretInfo:
+    async def set(self, name: str, value: str, *, hosts: list[str] | None = None,
+                  tenant: str | None = None) -> models.SecretInfo:
+        """Create or replace a secret; hosts (if given) are where it may be sent."""
+        body: dict[str, Any] = {"value": value}
+        if hosts is not None:
+            body["hosts"] = list(hosts)
         return models.SecretInfo.from_dict(await self._t.json("PUT", "/v1/secrets/" + _core.seg(name),
-                                                              params=_core.query(tenant=tenant), json_body={"value": value}))
+                                                              params=_core.query(tenant=tenant), json_body=body))
+
+    async def bind(self, name: str, hosts: list[str], *, tenant: str | None = None) -> models.SecretInfo:
+        """Replace the hosts a secret may be sent to, keeping its value."""
+        return models.SecretInfo.from_dict(await self._t.json("PUT", "/v1/secrets/" + _core.seg(name),
+                                                              params=_core.query(tenant=tenant), json_body={"hosts": list(hosts)}))
 
     async def delete(self, name: str, *, tenant: str | None = None) -> None:
         await self._t.request("DELETE", "/v1/secrets/" + _core.seg(name), params=_core.query(tenant=tenant))

@@ -97,9 +97,19 @@ class Secrets:
     def get(self, name: str, *, tenant: str | None = None) -> models.SecretInfo:
         return models.SecretInfo.from_dict(self._t.json("GET", "/v1/secrets/" + _core.seg(name), params=_core.query(tenant=tenant)))
 
-    def set(self, name: str, value: str, *, tenant: str | None = None) -> models.SecretInfo:
+    def set(self, name: str, value: str, *, hosts: list[str] | None = None,
+                  tenant: str | None = None) -> models.SecretInfo:
+        """Create or replace a secret; hosts (if given) are where it may be sent."""
+        body: dict[str, Any] = {"value": value}
+        if hosts is not None:
+            body["hosts"] = list(hosts)
         return models.SecretInfo.from_dict(self._t.json("PUT", "/v1/secrets/" + _core.seg(name),
-                                                              params=_core.query(tenant=tenant), json_body={"value": value}))
+                                                              params=_core.query(tenant=tenant), json_body=body))
+
+    def bind(self, name: str, hosts: list[str], *, tenant: str | None = None) -> models.SecretInfo:
+        """Replace the hosts a secret may be sent to, keeping its value."""
+        return models.SecretInfo.from_dict(self._t.json("PUT", "/v1/secrets/" + _core.seg(name),
+                                                              params=_core.query(tenant=tenant), json_body={"hosts": list(hosts)}))
 
     def delete(self, name: str, *, tenant: str | None = None) -> None:
         self._t.request("DELETE", "/v1/secrets/" + _core.seg(name), params=_core.query(tenant=tenant))

@@ -2045,6 +2045,7 @@ class SearchResult:
 @dataclass(kw_only=True)
 class SecretInfo:
     created_at: str
+    hosts: list[str]
     name: str
     updated_at: str
 
@@ -2052,6 +2053,7 @@ class SecretInfo:
     def from_dict(cls, d: Mapping[str, Any]) -> SecretInfo:
         return cls(
             created_at=d["created_at"],
+            hosts=d["hosts"],
             name=d["name"],
             updated_at=d["updated_at"],
         )
@@ -2060,6 +2062,8 @@ class SecretInfo:
         d: dict[str, Any] = {}
         if self.created_at is not None:
             d["created_at"] = self.created_at
+        if self.hosts is not None:
+            d["hosts"] = self.hosts
         if self.name is not None:
             d["name"] = self.name
         if self.updated_at is not None:
@@ -2086,16 +2090,22 @@ class SecretList:
 
 @dataclass(kw_only=True)
 class SecretValue:
-    value: str
+    """Set a secret's value, its hosts, or both (at least one)."""
+
+    hosts: list[str] | None = None
+    value: str | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SecretValue:
         return cls(
-            value=d["value"],
+            hosts=d.get("hosts"),
+            value=d.get("value"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
+        if self.hosts is not None:
+            d["hosts"] = self.hosts
         if self.value is not None:
             d["value"] = self.value
         return d

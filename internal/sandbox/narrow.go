@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"github.com/paddockhq/paddock/internal/egress/policy"
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/wire"
+)
+
+// Secret exfiltration and egress widening by a sandbox token: a caller
+// scoped to one sandbox (code inside it may hold that token) may change
+// its policy only to a narrower one, or it could open the network the
+// sandbox's owner closed, or add an inject rule that sends the tenant's
+// secret to a host it controls. "Narrower" (each an order, none ⊂
+// allowlist ⊂ open):
+//   - mode: none, or the old mode, or allowlist where it was open;
+//   - allowlist to allowlist: every new entry is covered by an old one
+//     (the same name, or a name under an old wildcard; the old port, or
+//     any port where the old entry had none), every new CIDR lies inside
+//     an old one;
+//   - inject: only rules the old policy had (dropping some is narrowing).
+
+// narrows refuses n unless it is old or narrower (old nil: mode none).
+func narrows(old, n *Network) error {
+	if old == nil {
+		old = &Network{Mode: NetNone}
+	}
+	rank := map[string]int{NetNone: 0, "": 0, NetAllowlist: 1, NetOpen: 2}
+	if rank[n.Mode] > rank[old.Mode] {
+		return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network (mode %s to %s widens it)", modeName(old.Mode), n.Mode)
+	}
+	if n.Mode == NetAllowlist && old.Mode == NetAllowlist {
+		oldPats := make([]policy.Pattern, 0, len(old.Allow))
+		for _, a := range old.Allow {
+			if p, err := policy.ParsePattern(a); err == nil {
+				oldPats = append(oldPats, p)
+			}
+		}
+		for _, a := range n.Allow {
+			q, err := policy.ParsePattern(a)
+			if err != nil || !coveredBy(q, oldPats) {
+				return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network: %s is not within its allowlist", a)
+			}
+		}
+		for _, c := range n.AllowCIDR {
+			if !cidrCovered(c, old.AllowCIDR) {
+				return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network: %s is not within its allow_cidr", c)
+			}
+		}
+	}
+	for _, r := range n.Inject {
+		if !hasRule(old.Inject, r) {
+			return errs.New(errs.CodeForbidden, "a sandbox token cannot add inject rules (network.inject for %s: only a key with the network right can)", r.Host)
+		}
+	}
+	return nil
+}
+
+func modeName(m string) string {
+	if m == "" {
+		return NetNone
+	}
+	return m
+}
+
+func coveredBy(q policy.Pattern, old []policy.Pattern) bool {
+	for _, p := range old {
+		if p.Covers(q) {
+			return true
+		}
+	}
+	return false
+}
+
+func cidrCovered(c string, old []string) bool {
+	q, err := policy.ParseCIDR(c)
+	if err != nil {
+		return false
+	}
+	for _, o := range old {
+		p, err := policy.ParseCIDR(o)
+		if err == nil && p.Addr().Is4() == q.Addr().Is4() && p.Bits() <= q.Bits() && p.Contains(q.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasRule(rules []wire.InjectRule, r wire.InjectRule) bool {
+	for _, o := range rules {
+		if o == r {
+			return true
+		}
+	}
+	return false
+}
