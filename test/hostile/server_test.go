@@ -61,6 +61,9 @@ type serverOptions struct {
 	uidBase int      // default 700007936
 	extra   []string // more serve flags
 	data    string   // data directory (default: a fresh one)
+	// files are handed to the server as a careless parent would: entry i
+	// open on descriptor 3+i (nil: none there).
+	files []*os.File
 }
 
 type server struct {
@@ -132,6 +135,7 @@ func (s *server) start() {
 	}
 	s.cmd = exec.Command(s.bin, append(args, s.o.extra...)...)
 	s.cmd.Env = append(os.Environ(), "PADDOCK_ADMIN_KEY="+s.key)
+	s.cmd.ExtraFiles = s.o.files
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
