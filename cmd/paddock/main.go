@@ -6,12 +6,18 @@ import (
 	"os"
 
 	"github.com/paddockhq/paddock/internal/guest"
+	"github.com/paddockhq/paddock/internal/harden"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
 
 func main() {
+	// Leaked descriptors (CVE-2024-21626 class): whatever the parent left
+	// open is marked close-on-exec before anything else, so that no
+	// guest, workload or helper this process starts inherits it. (Off
+	// Linux there is nothing to start.)
+	_ = harden.CloseOnExecAll()
 	// The native backend starts the guest with argv[0] "paddock-guest";
 	// dispatch before any CLI machinery so sandboxes start fast.
 	if len(os.Args) > 0 && os.Args[0] == "paddock-guest" {

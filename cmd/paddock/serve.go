@@ -62,7 +62,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.layersSize, "layers-size", "", "size of the sparse image holding all writable layers (default: half the free disk, at most 1T)")
 	fs.StringVar(&f.maxUpload, "max-upload", "16G", "largest single file write or archive upload (the sandbox's disk quota applies too)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "paddock", "name of the cgroup that holds every sandbox's group")
+	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "name of the cgroup that holds every sandbox's group (default: paddock-ID, ID derived from --data; \"paddock\" for a data directory whose sandboxes already use it)")
 	fs.StringVar(&f.runsc, "runsc", "", "runsc binary for gVisor sandboxes (default: where make deps builds it)")
 	fs.StringVar(&f.defaultRuntime, "default-runtime", "native", "runtime of sandboxes whose spec names none: native or gvisor")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/paddockhq/paddock/internal/egress/policy"
-	"github.com/paddockhq/paddock/internal/network"
 	"github.com/paddockhq/paddock/internal/server"
 )
 
@@ -26,10 +25,10 @@ func (n *netFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&n.dnsHosts, "dns-host", nil, "static name for the egress resolver, NAME=IP (repeatable; the address is still subject to the refused ranges)")
 	fs.StringArrayVar(&n.allowNet, "egress-allow-cidr", nil, "an exception to the always-refused private ranges, e.g. 10.20.0.0/16 for internal services (repeatable)")
 	fs.StringArrayVar(&n.upstreams, "dns-upstream", nil, "resolver the egress resolver asks for allowed names, IP[:PORT] (repeatable; default: this host's /etc/resolv.conf)")
-	fs.StringVar(&n.poolV4, "net-pool-v4", network.DefaultPoolV4, "IPv4 addresses of sandboxes, split into one /30 each")
-	fs.StringVar(&n.poolV6, "net-pool-v6", network.DefaultPoolV6, `IPv6 addresses of sandboxes, one /64 each ("none" for IPv4 only)`)
-	fs.Uint16Var(&n.proxyPort, "egress-proxy-port", 15001, "host-side port of the egress proxy (reachable from sandboxes only)")
-	fs.Uint16Var(&n.dnsPort, "egress-dns-port", 15053, "host-side port of the egress resolver (reachable from sandboxes only)")
+	fs.StringVar(&n.poolV4, "net-pool-v4", "", "IPv4 addresses of sandboxes, split into one /30 each (default: a free /16 of 10.128.0.0/9, chosen from --data's identity and kept)")
+	fs.StringVar(&n.poolV6, "net-pool-v6", "", `IPv6 addresses of sandboxes, one /64 each ("none" for IPv4 only; default: a unique local /48 derived from --data)`)
+	fs.Uint16Var(&n.proxyPort, "egress-proxy-port", 0, "host-side port of the egress proxy, reachable from sandboxes only (default: derived from --data, 15100-15899)")
+	fs.Uint16Var(&n.dnsPort, "egress-dns-port", 0, "host-side port of the egress resolver, reachable from sandboxes only (default: the proxy's port + 1)")
 }
 
 // config is the server's sandbox network (nil: --no-network). Bad flags

@@ -34,14 +34,14 @@ func TestServeConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.DataDir != defaultDataDir || c.PoolSize != 2 || c.MaxSandboxes != 1000 || c.UIDBase != 1_000_000 ||
-		c.CgroupPrefix != "paddock" || !c.FavorDynMods || c.MaxUploadBytes != 16<<30 || c.LayersSize != 0 {
+		c.CgroupPrefix != "" || !c.FavorDynMods || c.MaxUploadBytes != 16<<30 || c.LayersSize != 0 {
 		t.Errorf("sizes and ranges: %+v", c)
 	}
 	if c.Network == nil || c.Secrets == nil || c.Browser == nil || !c.E2B || !c.MCP || c.Audit.Disable {
 		t.Errorf("a part is off: network %v secrets %v browser %v e2b %v mcp %v audit off %v",
 			c.Network != nil, c.Secrets != nil, c.Browser != nil, c.E2B, c.MCP, c.Audit.Disable)
 	}
-	if n := c.Network; n != nil && (n.ProxyPort != 15001 || n.DNSPort != 15053 || n.Upstreams != nil || n.HostNS != "") {
+	if n := c.Network; n != nil && (n.ProxyPort != 0 || n.DNSPort != 0 || n.Upstreams != nil || n.HostNS != "") {
 		t.Errorf("network: %+v", *n)
 	}
 	h := c.HTTP

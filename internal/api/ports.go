@@ -334,8 +334,15 @@ func (s *Server) portPrincipal(r *http.Request, id string, port int, hostMode bo
 	bound := func(p auth.Principal) bool {
 		return p.Sandbox == "" || p.Sandbox == id || p.Sandbox == portClaim(id, port)
 	}
-	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(tok) != "" {
-		tok = strings.TrimSpace(tok)
+	// Credential leak into the sandbox (issue 14): "bearer KEY" is as
+	// much Paddock's as "Bearer KEY" (schemes are case-insensitive:
+	// gate.AuthParam), and with two Authorization headers one could be
+	// checked and the other forwarded, so two are refused.
+	tok, err := gate.Bearer(r.Header)
+	if err != nil {
+		return c, err
+	}
+	if tok != "" {
 		parsed, _ := auth.ParseToken(tok)
 		p, err := s.o.Auth.Authenticate(r.Context(), tok)
 		switch {

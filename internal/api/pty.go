@@ -92,12 +92,8 @@ func wsOrigins(r *http.Request) []string {
 // wsToken finds an API key offered as a subprotocol "bearer.<key>" or as
 // ?token= (for clients that can set neither header).
 func wsToken(r *http.Request) string {
-	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for _, p := range strings.Split(v, ",") {
-			if tok, ok := strings.CutPrefix(strings.TrimSpace(p), wsTokenPrefix); ok && tok != "" {
-				return tok
-			}
-		}
+	if tok := gate.Subprotocol(r.Header, wsTokenPrefix); tok != "" {
+		return tok
 	}
 	return r.URL.Query().Get("token")
 }

@@ -99,13 +99,17 @@ var (
 	restSurface  = gate.Surface{Name: "REST", Credential: bearer, Invalid: errBadAPIKey, Fail: failAuthed}
 )
 
-// bearer reads "Authorization: Bearer KEY".
+// bearer reads "Authorization: Bearer KEY" (the scheme in any letter
+// case: gate.AuthParam).
 func bearer(r *http.Request) (string, error) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
+	token, err := gate.Bearer(r.Header)
+	if err != nil {
+		return "", err
+	}
+	if token == "" {
 		return "", errNoBearer
 	}
-	return strings.TrimSpace(token), nil
+	return token, nil
 }
 
 // failAuthed answers an error of an authenticated route; a refused

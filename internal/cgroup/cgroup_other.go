@@ -84,3 +84,9 @@ func FavorDynMods() (bool, error) { return false, errNotLinux }
 
 // JoinThread is Linux-only.
 func (d *Delegated) JoinThread() error { return errNotLinux }
+
+// Claim fails off Linux.
+func (h *Host) Claim() (func() error, error) { return nil, errNotLinux }
+
+// Prefix is empty off Linux.
+func (h *Host) Prefix() string { return "" }

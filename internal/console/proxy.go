@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/gate"
 )
 
 // apiPrefix is where the page reaches the REST API: /ui/api/v1/... is
@@ -80,7 +81,7 @@ func (c *Console) forward(w http.ResponseWriter, r *http.Request, s *session) {
 		for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
 			for _, sp := range strings.Split(v, ",") {
 				sp = strings.TrimSpace(sp)
-				if sp != "" && !strings.HasPrefix(sp, CSRFProtocol) && !strings.HasPrefix(sp, "bearer.") {
+				if sp != "" && !strings.HasPrefix(sp, CSRFProtocol) && !gate.HasPrefixFold(sp, "bearer.") {
 					keep = append(keep, sp)
 				}
 			}

@@ -44,13 +44,16 @@ var (
 	errCannotAuth = errs.New(errs.CodeUnavailable, "cannot check the credential right now")
 )
 
-// apiKey reads X-API-KEY, or a bearer token.
+// apiKey reads X-API-KEY, or a bearer token (the scheme in any letter
+// case: gate.AuthParam).
 func apiKey(r *http.Request) (string, error) {
 	cred := strings.TrimSpace(r.Header.Get(hdrAPIKey))
 	if cred == "" {
-		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			cred = strings.TrimSpace(b)
+		b, err := gate.Bearer(r.Header)
+		if err != nil {
+			return "", err
 		}
+		cred = b
 	}
 	if cred == "" {
 		return "", errNoAPIKey

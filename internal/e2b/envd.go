@@ -89,7 +89,11 @@ func (s *Server) envdGate(fail func(http.ResponseWriter, error), health bool) *g
 
 // envdRequest is the request the gate let through.
 func envdRequest(r *http.Request) (*envdReq, error) {
-	user, err := basicUser(r.Header.Get("Authorization"))
+	h, err := gate.Authorization(r.Header)
+	if err != nil {
+		return nil, err
+	}
+	user, err := basicUser(h)
 	if err != nil {
 		return nil, err
 	}
@@ -112,13 +116,14 @@ func (s *Server) envdRoutes() *http.ServeMux {
 	return mux
 }
 
-// basicUser reads the user of "Authorization: Basic base64(user:)"; none
-// is E2B's default user, "user".
+// basicUser reads the user of "Authorization: Basic base64(user:)" (the
+// scheme in any letter case: gate.AuthParam); none is E2B's default
+// user, "user".
 func basicUser(h string) (string, error) {
 	if h == "" {
 		return wire.UserUser, nil
 	}
-	enc, ok := strings.CutPrefix(h, "Basic ")
+	enc, ok := gate.AuthParam(h, "Basic")
 	if !ok || len(enc) > 1024 {
 		return "", errs.Invalid("Authorization must be Basic base64(user:)")
 	}

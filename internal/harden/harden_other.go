@@ -35,3 +35,6 @@ func Program() ([]bpf.RawInstruction, error) { return nil, unsupported("seccomp 
 
 // DeniedSyscalls returns nil: there is no filter off Linux.
 func DeniedSyscalls() []string { return nil }
+
+// CloseOnExecAll is Linux-only.
+func CloseOnExecAll() error { return unsupported("close-on-exec sweep") }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/harden"
 )
 
 // ExecStarter starts processes with os/exec, each in a new process group.
@@ -38,6 +40,11 @@ func (ExecStarter) Start(s ProcSpec) (Process, error) {
 	}
 	if s.Stderr != nil {
 		cmd.Stderr = s.Stderr
+	}
+	// Leaked descriptors (CVE-2024-21626 class): a kernel gets 0-2 and
+	// ExtraFiles, nothing else this process holds.
+	if err := harden.CloseOnExecAll(); err != nil {
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err

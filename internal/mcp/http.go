@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,9 +72,14 @@ var (
 	errCannotAuth = errs.New(errs.CodeUnavailable, "cannot check the API key right now")
 )
 
+// bearer reads "Authorization: Bearer KEY" (the scheme in any letter
+// case: gate.AuthParam).
 func bearer(r *http.Request) (string, error) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if token = strings.TrimSpace(token); !ok || token == "" {
+	token, err := gate.Bearer(r.Header)
+	if err != nil {
+		return "", err
+	}
+	if token == "" {
 		return "", errNoBearer
 	}
 	return token, nil

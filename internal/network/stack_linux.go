@@ -236,6 +236,13 @@ func (s *Stack) Egress() *egress.Server { return s.eg }
 // Plan is the address plan in use.
 func (s *Stack) Plan() Plan { return s.plan }
 
+// Ports are the egress proxy's and resolver's ports on the host side
+// (the instance's, or as configured).
+func (s *Stack) Ports() (proxy, dns uint16) { return s.o.ProxyPort, s.o.DNSPort }
+
+// Table is the stack's nftables table.
+func (s *Stack) Table() string { return s.o.Table }
+
 // Attachment returns the slot of an attached sandbox (its addresses and
 // host-side interface).
 func (s *Stack) Attachment(id string) (Slot, bool) {

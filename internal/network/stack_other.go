@@ -65,3 +65,9 @@ func (s *Stack) Plan() Plan { return Plan{} }
 
 // Attachment reports no attachment off Linux.
 func (s *Stack) Attachment(string) (Slot, bool) { return Slot{}, false }
+
+// Ports are zero off Linux.
+func (s *Stack) Ports() (proxy, dns uint16) { return 0, 0 }
+
+// Table is empty off Linux.
+func (s *Stack) Table() string { return "" }

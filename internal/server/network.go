@@ -21,7 +21,8 @@ func (s *Server) openNetwork(ctx context.Context) error {
 		}
 		return nil
 	}
-	st, err := network.New(ctx, network.Options{DB: s.Store.SQL(), Log: s.log, HostNS: c.HostNS, PoolV4: c.PoolV4, PoolV6: c.PoolV6,
+	st, err := network.New(ctx, network.Options{DB: s.Store.SQL(), Log: s.log, HostNS: c.HostNS, Instance: s.Instance(), // instance.go
+		PoolV4: c.PoolV4, PoolV6: c.PoolV6,
 		IfPrefix: c.IfPrefix, Table: c.Table, ProxyPort: c.ProxyPort, DNSPort: c.DNSPort, Upstreams: c.Upstreams,
 		Static: c.Static, AllowCIDR: c.AllowCIDR,
 		Egress: egress.Options{TenantOf: network.StoreTenants(s.Store)}}) // per-tenant egress limits
@@ -31,15 +32,9 @@ func (s *Server) openNetwork(ctx context.Context) error {
 	}
 	s.Network = st
 	s.onClose("sandbox network", st.Close)
-	proxy, dns := c.ProxyPort, c.DNSPort
-	if proxy == 0 {
-		proxy = 15001
-	}
-	if dns == 0 {
-		dns = 15053
-	}
-	s.log.Info("sandbox networking ready", "pool_v4", st.Plan().V4.String(), "proxy_port", proxy,
-		"dns_port", dns, "static_names", len(c.Static), "admin_cidrs", len(c.AllowCIDR))
+	proxy, dns := st.Ports()
+	s.log.Info("sandbox networking ready", "instance", s.Instance(), "pool_v4", st.Plan().V4.String(), "table", st.Table(),
+		"interfaces", st.Plan().Prefix+"*", "proxy_port", proxy, "dns_port", dns, "static_names", len(c.Static), "admin_cidrs", len(c.AllowCIDR))
 	return nil
 }
 

@@ -25,10 +25,18 @@ func supported() error { return nil }
 // starts the native runtime over them.
 func (s *Server) openRuntime(ctx context.Context) error {
 	c := &s.cfg
-	var err error
-	if s.Cgroups, err = cgroup.Detect("/sys/fs/cgroup", c.CgroupPrefix); err != nil {
+	prefix, err := s.chooseCgroupPrefix(ctx) // instance.go
+	if err != nil {
+		return err
+	}
+	if s.Cgroups, err = cgroup.Detect("/sys/fs/cgroup", prefix); err != nil {
 		return fmt.Errorf("cgroups: %w", err)
 	}
+	release, err := s.Cgroups.Claim() // one server per prefix: each would sweep the other's sandboxes
+	if err != nil {
+		return err
+	}
+	s.onClose("cgroup prefix", release)
 	if c.FavorDynMods {
 		if changed, err := cgroup.FavorDynMods(); err != nil {
 			s.log.Warn("cannot set favordynmods; sandbox starts will be slower", "err", err)

@@ -30,6 +30,10 @@ import (
 	"github.com/paddockhq/paddock/internal/tenant"
 )
 
+// ActionPermissions is the audit event of the data directory's modes
+// fixed at start (datadir_linux.go).
+const ActionPermissions = "server.permissions"
+
 // Server is the house, open. Its fields are the parts, for the callers
 // that drive them (tests, the bench); nil when left out. Do not replace
 // them.
@@ -108,8 +112,12 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 			_ = s.Close(context.Background())
 		}
 	}()
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	fixed, err := secureDataDir(c.DataDir) // datadir_linux.go: 0700 directories, 0600 keys and databases
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fixed {
+		s.log.Warn("data directory: a mode was too open; fixed", "path", f.Path, "from", f.From, "to", f.To)
 	}
 	unlock, err := lockDataDir(c.DataDir)
 	if err != nil {
@@ -122,6 +130,12 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	}
 	if s.obs != nil {
 		s.onClose("audit log", s.obs.Close)
+		if len(fixed) > 0 {
+			if _, err := s.obs.audit.Append(ctx, audit.Entry{Action: ActionPermissions, Phase: audit.PhaseEvent,
+				Args: map[string]any{"fixed": fixed}}); err != nil {
+				return nil, fmt.Errorf("audit log: %w", err)
+			}
+		}
 	}
 	if s.Store, err = store.Open(c.DataDir, Migrations()...); err != nil {
 		return nil, err

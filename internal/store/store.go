@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -43,6 +44,15 @@ var baseMigrations = []Migration{{"sandboxes-1", `CREATE TABLE sandboxes (
 // migrations and more, in order, skipping those already applied.
 func Open(dir string, more ...Migration) (*DB, error) {
 	path := filepath.Join(dir, "paddock.db")
+	// Local information disclosure (issue 14): SQLite would create the
+	// database 0644 (and its -wal and -shm files, which take the
+	// database's mode, with it); it holds every sandbox's spec, env
+	// values included. Made 0600 before SQLite opens it.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	f.Close()
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

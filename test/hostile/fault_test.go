@@ -76,7 +76,7 @@ func (s *server) leftovers() []string {
 	if s.ns != nil {
 		links, _ := s.ns.Handle().LinkList()
 		for _, l := range links {
-			if strings.HasPrefix(l.Attrs().Name, "pdk") {
+			if n := l.Attrs().Name; strings.HasPrefix(n, "pdk") || strings.HasPrefix(n, "pk") { // fixed names, an instance's
 				out = append(out, "veth "+l.Attrs().Name)
 			}
 		}
@@ -98,7 +98,7 @@ func (s *server) nftState() (rules, elements int) {
 	}
 	chains, _ := c.ListChains()
 	for _, tb := range tables {
-		if tb.Name != "paddock" {
+		if tb.Name != "paddock" && !strings.HasPrefix(tb.Name, "paddock-") { // fixed names, an instance's
 			continue
 		}
 		for _, ch := range chains {

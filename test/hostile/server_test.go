@@ -61,6 +61,15 @@ type serverOptions struct {
 	uidBase int      // default 700007936
 	extra   []string // more serve flags
 	data    string   // data directory (default: a fresh one)
+	// files are handed to the server as a careless parent would: entry i
+	// open on descriptor 3+i (nil: none there).
+	files []*os.File
+	// ns, with network, is a namespace another server already runs in (two
+	// servers on one host), and addr the API's address there.
+	ns   *netNS
+	addr string
+	// ownPrefix leaves --cgroup-prefix unset: the server derives its own.
+	ownPrefix bool
 }
 
 type server struct {
@@ -100,8 +109,13 @@ func startServer(t *testing.T, o serverOptions) *server {
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256}
 	if o.network {
-		s.ns = newNetNS(t)
-		s.addr = "127.0.0.1:7070"
+		s.ns, s.addr = o.ns, o.addr
+		if s.ns == nil {
+			s.ns = newNetNS(t)
+		}
+		if s.addr == "" {
+			s.addr = "127.0.0.1:7070"
+		}
 		tr.DialContext = s.ns.Dial
 	} else {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -125,13 +139,17 @@ func testenvRoot(t *testing.T) {
 
 func (s *server) start() {
 	s.t.Helper()
-	args := []string{"serve", "--data", s.data, "--listen", s.addr, "--pool", "0", "--cgroup-prefix", s.prefix,
+	args := []string{"serve", "--data", s.data, "--listen", s.addr, "--pool", "0",
 		"--uid-base", strconv.Itoa(s.o.uidBase), "--log-level", "warn"}
+	if !s.o.ownPrefix {
+		args = append(args, "--cgroup-prefix", s.prefix)
+	}
 	if !s.o.network {
 		args = append(args, "--no-network")
 	}
 	s.cmd = exec.Command(s.bin, append(args, s.o.extra...)...)
 	s.cmd.Env = append(os.Environ(), "PADDOCK_ADMIN_KEY="+s.key)
+	s.cmd.ExtraFiles = s.o.files
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
@@ -153,6 +171,11 @@ func (s *server) start() {
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := s.c.List(context.Background(), nil); err == nil {
 			s.ready = time.Since(t0)
+			if s.o.ownPrefix { // the one it chose, for the checks and the cleanup
+				if b, err := os.ReadFile(filepath.Join(s.data, "cgroup-prefix")); err == nil {
+					s.prefix = strings.TrimSpace(string(b))
+				}
+			}
 			return
 		}
 		select {

@@ -91,6 +91,9 @@ func newSrvLab(t *testing.T, extra ...string) *srvLab {
 		"--egress-upstream-ca", caFile,
 		"--ports-domain", portsDomain,
 		"--net-pool-v6", "none",
+		// The ports the cases probe by number (ports_test.go); otherwise
+		// they derive from the data directory.
+		"--egress-proxy-port", "15001", "--egress-dns-port", "15053",
 	}, extra...)
 	l.server = startServer(t, serverOptions{network: true, extra: flags})
 

@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/guest/process"
 	"github.com/paddockhq/paddock/internal/guest/rpc"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/harden"
 )
 
 // Inherited descriptors (see guestapi's package doc).
@@ -59,8 +60,12 @@ func Main() int {
 	// workload cannot take the sandbox down; SIGCHLD is watched by the
 	// reaper.
 	swallowSignals()
-	unix.CloseOnExec(setupFD)
-	unix.CloseOnExec(listenFD)
+	// Leaked descriptors (CVE-2024-21626 class): nothing the agent was
+	// started with reaches a workload — its setup socket and listener
+	// included (the process table sweeps again before each spawn).
+	if err := harden.CloseOnExecAll(); err != nil {
+		return fail(fmt.Errorf("close-on-exec sweep: %w", err))
+	}
 
 	cfg, dirs, err := readConfig()
 	if err != nil {

@@ -278,6 +278,13 @@ func (t *Table) Spawn(s Spec) (*Proc, error) {
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		// Leaked descriptors (CVE-2024-21626 class): a descriptor anything
+		// in the agent opened without close-on-exec would reach this
+		// workload (and every later one); the child gets exactly 0, 1, 2
+		// and s.Files, which the spawner dup2s into place.
+		if err := harden.CloseOnExecAll(); err != nil {
+			return fmt.Errorf("close-on-exec sweep: %w", err)
+		}
 		op, err := os.StartProcess(s.Path, s.Argv, attr)
 		if err != nil {
 			return err

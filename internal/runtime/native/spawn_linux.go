@@ -22,6 +22,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/harden"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -153,6 +154,13 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 			Credential:                 &syscall.Credential{Uid: 0, Gid: 0},
 			Setsid:                     true,
 		},
+	}
+	// Leaked descriptors (CVE-2024-21626 class): the guest, and through
+	// it every workload, gets exactly 0-2 and ExtraFiles (main swept what
+	// the server inherited; this catches anything opened since without
+	// close-on-exec).
+	if err := harden.CloseOnExecAll(); err != nil {
+		return fmt.Errorf("close-on-exec sweep: %w", err)
 	}
 	startedAt := time.Now()
 	if err := cmd.Start(); err != nil {
