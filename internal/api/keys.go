@@ -81,7 +81,7 @@ func (s *Server) withUsage(ctx context.Context, sc sandbox.Scope, t tenant.Tenan
 		return wire.Tenant{}, err
 	}
 	u := tenant.UsageOf(live)
-	return wire.Tenant{Name: t.Name, Quotas: wire.Quotas(t.Quotas), CreatedAt: t.CreatedAt, Usage: &u}, nil
+	return wire.Tenant{Name: t.Name, Quotas: t.Quotas, CreatedAt: t.CreatedAt, Usage: &u}, nil
 }
 
 func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -90,7 +90,7 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, sc sandbox
 		writeError(w, r, err)
 		return
 	}
-	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, tenant.Quotas(b.Quotas))
+	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, b.Quotas)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -140,7 +140,7 @@ func (s *Server) setTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		writeError(w, r, err)
 		return
 	}
-	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), tenant.Quotas(b.Quotas))
+	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), b.Quotas)
 	if err == nil {
 		var v wire.Tenant
 		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
