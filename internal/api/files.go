@@ -205,11 +205,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		return
 	}
 	fi, err := s.m.WriteFile(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	reply(w, r, fi, err)
 }
 
 func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -224,11 +220,7 @@ func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.S
 		return
 	}
 	res, err := s.m.RemoveFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -243,11 +235,7 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		return
 	}
 	fi, err := s.m.StatFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	reply(w, r, fi, err)
 }
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -273,31 +261,11 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req sandbox.MkdirRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	fi, err := s.m.MakeDir(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	jsonCall(w, r, sc, s.m.MakeDir)
 }
 
 func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req sandbox.MoveRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	fi, err := s.m.MoveFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	jsonCall(w, r, sc, s.m.MoveFile)
 }
 
 // maxEditBody bounds an edit's JSON (it carries file content, escaped).
@@ -310,11 +278,7 @@ func (s *Server) editFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		return
 	}
 	res, err := s.m.EditFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 // decodeFileJSON is decode with a larger size bound.
@@ -353,11 +317,7 @@ func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 		return
 	}
 	res, err := s.m.FindFiles(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -373,11 +333,7 @@ func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.
 		return
 	}
 	res, err := s.m.SearchFiles(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -440,11 +396,7 @@ func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, sc sandbo
 		return
 	}
 	res, err := s.m.UploadArchive(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
