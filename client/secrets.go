@@ -26,9 +26,7 @@ func secretPath(name, tenant string) string {
 // tenant's with an admin key and tenant set). The value is sent once and
 // never answered.
 func (c *Client) SetSecret(ctx context.Context, tenant, name, value string) (SecretInfo, error) {
-	var in SecretInfo
-	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value}, &in)
-	return in, err
+	return do[SecretInfo](ctx, c, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value})
 }
 
 // ListSecrets lists secrets: names and times, never values.
