@@ -46,65 +46,47 @@ func browserPath(id, sub string) string {
 
 // BrowserStatus reports a sandbox's browser.
 func (c *Client) BrowserStatus(ctx context.Context, id string) (BrowserStatus, error) {
-	var out BrowserStatus
-	err := c.call(ctx, http.MethodGet, browserPath(id, ""), nil, &out)
-	return out, err
+	return do[BrowserStatus](ctx, c, http.MethodGet, browserPath(id, ""), nil)
 }
 
 // BrowserStart starts a sandbox's browser (actions also start it).
 func (c *Client) BrowserStart(ctx context.Context, id string) (BrowserStatus, error) {
-	var out BrowserStatus
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/start"), nil, &out)
-	return out, err
+	return do[BrowserStatus](ctx, c, http.MethodPost, browserPath(id, "/start"), nil)
 }
 
 // BrowserStop stops a sandbox's browser.
 func (c *Client) BrowserStop(ctx context.Context, id string) (BrowserStatus, error) {
-	var out BrowserStatus
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/stop"), nil, &out)
-	return out, err
+	return do[BrowserStatus](ctx, c, http.MethodPost, browserPath(id, "/stop"), nil)
 }
 
 // BrowserNavigate loads a URL and waits for it.
 func (c *Client) BrowserNavigate(ctx context.Context, id string, req NavigateRequest) (BrowserPage, error) {
-	var out BrowserPage
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/navigate"), req, &out)
-	return out, err
+	return do[BrowserPage](ctx, c, http.MethodPost, browserPath(id, "/navigate"), req)
 }
 
 // BrowserClick clicks an element.
 func (c *Client) BrowserClick(ctx context.Context, id string, req ClickRequest) (BrowserPage, error) {
-	var out BrowserPage
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/click"), req, &out)
-	return out, err
+	return do[BrowserPage](ctx, c, http.MethodPost, browserPath(id, "/click"), req)
 }
 
 // BrowserType types into an element.
 func (c *Client) BrowserType(ctx context.Context, id string, req TypeRequest) (BrowserPage, error) {
-	var out BrowserPage
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/type"), req, &out)
-	return out, err
+	return do[BrowserPage](ctx, c, http.MethodPost, browserPath(id, "/type"), req)
 }
 
 // BrowserPress presses a key.
 func (c *Client) BrowserPress(ctx context.Context, id string, req PressRequest) (BrowserPage, error) {
-	var out BrowserPage
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/press"), req, &out)
-	return out, err
+	return do[BrowserPage](ctx, c, http.MethodPost, browserPath(id, "/press"), req)
 }
 
 // BrowserScroll scrolls the page or an element into view.
 func (c *Client) BrowserScroll(ctx context.Context, id string, req ScrollRequest) (ScrollResult, error) {
-	var out ScrollResult
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/scroll"), req, &out)
-	return out, err
+	return do[ScrollResult](ctx, c, http.MethodPost, browserPath(id, "/scroll"), req)
 }
 
 // BrowserEval evaluates JavaScript in the page.
 func (c *Client) BrowserEval(ctx context.Context, id string, req EvalRequest) (EvalResult, error) {
-	var out EvalResult
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/eval"), req, &out)
-	return out, err
+	return do[EvalResult](ctx, c, http.MethodPost, browserPath(id, "/eval"), req)
 }
 
 // BrowserText reads the page's text or Markdown.
@@ -119,9 +101,7 @@ func (c *Client) BrowserText(ctx context.Context, id string, req TextRequest) (T
 	if req.Tab != "" {
 		q.Set("tab", req.Tab)
 	}
-	var out TextResult
-	err := c.call(ctx, http.MethodGet, withQuery(browserPath(id, "/text"), q), nil, &out)
-	return out, err
+	return do[TextResult](ctx, c, http.MethodGet, withQuery(browserPath(id, "/text"), q), nil)
 }
 
 // BrowserSnapshot takes the page's accessibility snapshot.
@@ -133,9 +113,7 @@ func (c *Client) BrowserSnapshot(ctx context.Context, id string, req SnapshotReq
 	if req.Tab != "" {
 		q.Set("tab", req.Tab)
 	}
-	var out SnapshotResult
-	err := c.call(ctx, http.MethodGet, withQuery(browserPath(id, "/snapshot"), q), nil, &out)
-	return out, err
+	return do[SnapshotResult](ctx, c, http.MethodGet, withQuery(browserPath(id, "/snapshot"), q), nil)
 }
 
 // BrowserScreenshot takes a PNG.
@@ -172,37 +150,27 @@ func (c *Client) BrowserScreenshot(ctx context.Context, id string, req Screensho
 
 // BrowserTabs lists the tabs.
 func (c *Client) BrowserTabs(ctx context.Context, id string) (BrowserTabs, error) {
-	var out BrowserTabs
-	err := c.call(ctx, http.MethodGet, browserPath(id, "/tabs"), nil, &out)
-	return out, err
+	return do[BrowserTabs](ctx, c, http.MethodGet, browserPath(id, "/tabs"), nil)
 }
 
 // BrowserOpenTab opens a tab (it becomes current).
 func (c *Client) BrowserOpenTab(ctx context.Context, id string, req OpenTabRequest) (BrowserTab, error) {
-	var out BrowserTab
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/tabs"), req, &out)
-	return out, err
+	return do[BrowserTab](ctx, c, http.MethodPost, browserPath(id, "/tabs"), req)
 }
 
 // BrowserSwitchTab makes a tab current.
 func (c *Client) BrowserSwitchTab(ctx context.Context, id, tab string) (BrowserTab, error) {
-	var out BrowserTab
-	err := c.call(ctx, http.MethodPost, browserPath(id, "/tabs/"+url.PathEscape(tab)+"/activate"), nil, &out)
-	return out, err
+	return do[BrowserTab](ctx, c, http.MethodPost, browserPath(id, "/tabs/"+url.PathEscape(tab)+"/activate"), nil)
 }
 
 // BrowserCloseTab closes a tab and returns the tabs left.
 func (c *Client) BrowserCloseTab(ctx context.Context, id, tab string) (BrowserTabs, error) {
-	var out BrowserTabs
-	err := c.call(ctx, http.MethodDelete, browserPath(id, "/tabs/"+url.PathEscape(tab)), nil, &out)
-	return out, err
+	return do[BrowserTabs](ctx, c, http.MethodDelete, browserPath(id, "/tabs/"+url.PathEscape(tab)), nil)
 }
 
 // BrowserDownloads lists the browser's downloads.
 func (c *Client) BrowserDownloads(ctx context.Context, id string) (BrowserDownloads, error) {
-	var out BrowserDownloads
-	err := c.call(ctx, http.MethodGet, browserPath(id, "/downloads"), nil, &out)
-	return out, err
+	return do[BrowserDownloads](ctx, c, http.MethodGet, browserPath(id, "/downloads"), nil)
 }
 
 // BrowserCDPURL is the DevTools endpoint to give Playwright's

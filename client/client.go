@@ -202,11 +202,16 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
+// do is call for a JSON answer of type T.
+func do[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.call(ctx, method, path, in, &out)
+	return out, err
+}
+
 // Create makes a sandbox.
 func (c *Client) Create(ctx context.Context, spec Spec) (Sandbox, error) {
-	var sb Sandbox
-	err := c.call(ctx, http.MethodPost, "/v1/sandboxes", spec, &sb)
-	return sb, err
+	return do[Sandbox](ctx, c, http.MethodPost, "/v1/sandboxes", spec)
 }
 
 // List returns sandboxes whose labels include all of labels.
@@ -226,9 +231,7 @@ func (c *Client) List(ctx context.Context, labels map[string]string) ([]Sandbox,
 
 // Get returns one sandbox.
 func (c *Client) Get(ctx context.Context, id string) (Sandbox, error) {
-	var sb Sandbox
-	err := c.call(ctx, http.MethodGet, "/v1/sandboxes/"+url.PathEscape(id), nil, &sb)
-	return sb, err
+	return do[Sandbox](ctx, c, http.MethodGet, "/v1/sandboxes/"+url.PathEscape(id), nil)
 }
 
 // Delete destroys a sandbox.
@@ -246,9 +249,7 @@ func (c *Client) SetTimeout(ctx context.Context, id string, d time.Duration) (Sa
 
 // Stats reads a sandbox's resource usage.
 func (c *Client) Stats(ctx context.Context, id string) (Stats, error) {
-	var st Stats
-	err := c.call(ctx, http.MethodGet, "/v1/sandboxes/"+url.PathEscape(id)+"/stats", nil, &st)
-	return st, err
+	return do[Stats](ctx, c, http.MethodGet, "/v1/sandboxes/"+url.PathEscape(id)+"/stats", nil)
 }
 
 // Templates lists templates.
@@ -260,9 +261,7 @@ func (c *Client) Templates(ctx context.Context) ([]Template, error) {
 
 // Exec runs a command and returns its buffered output.
 func (c *Client) Exec(ctx context.Context, id string, req ExecRequest) (ExecResponse, error) {
-	var out ExecResponse
-	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/exec", req, &out)
-	return out, err
+	return do[ExecResponse](ctx, c, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/exec", req)
 }
 
 // ExecStream runs a command, copying its output to stdout and stderr as it

@@ -201,9 +201,7 @@ func (c *Client) StatFile(ctx context.Context, id string, r StatRequest) (FileIn
 	if r.Follow {
 		q.Set("follow", "true")
 	}
-	var fi FileInfo
-	err := c.call(ctx, http.MethodGet, filesPath(id, "/stat", q), nil, &fi)
-	return fi, err
+	return do[FileInfo](ctx, c, http.MethodGet, filesPath(id, "/stat", q), nil)
 }
 
 // ListFiles lists a directory.
@@ -241,16 +239,12 @@ func (c *Client) ListFiles(ctx context.Context, id string, r ListRequest) (ListR
 
 // MakeDir makes a directory.
 func (c *Client) MakeDir(ctx context.Context, id string, r MkdirRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.call(ctx, http.MethodPost, filesPath(id, "/mkdir", nil), r, &fi)
-	return fi, err
+	return do[FileInfo](ctx, c, http.MethodPost, filesPath(id, "/mkdir", nil), r)
 }
 
 // MoveFile renames a path.
 func (c *Client) MoveFile(ctx context.Context, id string, r MoveRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.call(ctx, http.MethodPost, filesPath(id, "/move", nil), r, &fi)
-	return fi, err
+	return do[FileInfo](ctx, c, http.MethodPost, filesPath(id, "/move", nil), r)
 }
 
 // RemoveFile removes a path.
@@ -259,16 +253,12 @@ func (c *Client) RemoveFile(ctx context.Context, id string, r RemoveRequest) (Re
 	if r.Recursive {
 		q.Set("recursive", "true")
 	}
-	var res RemoveResult
-	err := c.call(ctx, http.MethodDelete, filesPath(id, "", q), nil, &res)
-	return res, err
+	return do[RemoveResult](ctx, c, http.MethodDelete, filesPath(id, "", q), nil)
 }
 
 // EditFile changes a file in place.
 func (c *Client) EditFile(ctx context.Context, id string, r EditRequest) (EditResult, error) {
-	var res EditResult
-	err := c.call(ctx, http.MethodPost, filesPath(id, "/edit", nil), r, &res)
-	return res, err
+	return do[EditResult](ctx, c, http.MethodPost, filesPath(id, "/edit", nil), r)
 }
 
 // ReadLines reads a line range of a text file; the server reads only as
@@ -297,9 +287,7 @@ func (c *Client) FindFiles(ctx context.Context, id string, r FindRequest) (FindR
 	if r.Limit > 0 {
 		q.Set("limit", strconv.Itoa(r.Limit))
 	}
-	var res FindResult
-	err := c.call(ctx, http.MethodGet, filesPath(id, "/find", q), nil, &res)
-	return res, err
+	return do[FindResult](ctx, c, http.MethodGet, filesPath(id, "/find", q), nil)
 }
 
 // SearchFiles greps files.
@@ -323,9 +311,7 @@ func (c *Client) SearchFiles(ctx context.Context, id string, r SearchRequest) (S
 	if r.MaxFileSize > 0 {
 		q.Set("max_file_size", strconv.FormatInt(r.MaxFileSize, 10))
 	}
-	var res SearchResult
-	err := c.call(ctx, http.MethodGet, filesPath(id, "/search", q), nil, &res)
-	return res, err
+	return do[SearchResult](ctx, c, http.MethodGet, filesPath(id, "/search", q), nil)
 }
 
 // Watch is an open watch stream.

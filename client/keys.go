@@ -27,9 +27,7 @@ type (
 // CreateKey makes an API key (admin). The answer holds the key: the only
 // time it is shown.
 func (c *Client) CreateKey(ctx context.Context, req KeyRequest) (CreatedKey, error) {
-	var k CreatedKey
-	err := c.call(ctx, http.MethodPost, "/v1/keys", req, &k)
-	return k, err
+	return do[CreatedKey](ctx, c, http.MethodPost, "/v1/keys", req)
 }
 
 // ListKeys lists keys (admin), of one tenant if tenantName is set.
@@ -50,9 +48,7 @@ func (c *Client) RevokeKey(ctx context.Context, id string) error {
 
 // CreateTenant makes a tenant (admin).
 func (c *Client) CreateTenant(ctx context.Context, name string, q Quotas) (Tenant, error) {
-	var t Tenant
-	err := c.call(ctx, http.MethodPost, "/v1/tenants", wire.TenantRequest{Name: name, Quotas: q}, &t)
-	return t, err
+	return do[Tenant](ctx, c, http.MethodPost, "/v1/tenants", wire.TenantRequest{Name: name, Quotas: q})
 }
 
 // ListTenants lists tenants (admin).
@@ -64,16 +60,12 @@ func (c *Client) ListTenants(ctx context.Context) ([]Tenant, error) {
 
 // GetTenant reads a tenant (admin).
 func (c *Client) GetTenant(ctx context.Context, name string) (Tenant, error) {
-	var t Tenant
-	err := c.call(ctx, http.MethodGet, "/v1/tenants/"+url.PathEscape(name), nil, &t)
-	return t, err
+	return do[Tenant](ctx, c, http.MethodGet, "/v1/tenants/"+url.PathEscape(name), nil)
 }
 
 // SetQuotas replaces a tenant's quotas (admin).
 func (c *Client) SetQuotas(ctx context.Context, name string, q Quotas) (Tenant, error) {
-	var t Tenant
-	err := c.call(ctx, http.MethodPut, "/v1/tenants/"+url.PathEscape(name), wire.QuotasRequest{Quotas: q}, &t)
-	return t, err
+	return do[Tenant](ctx, c, http.MethodPut, "/v1/tenants/"+url.PathEscape(name), wire.QuotasRequest{Quotas: q})
 }
 
 // CreateToken mints a token that reaches only sandbox id, with scopes

@@ -54,9 +54,7 @@ func procPath(id string, ref ProcessRef, tail string) string {
 // StartProcess starts a background process; it keeps running when this
 // client goes away.
 func (c *Client) StartProcess(ctx context.Context, id string, req ProcessRequest) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.call(ctx, http.MethodPost, procPath(id, "", ""), req, &info)
-	return info, err
+	return do[ProcessInfo](ctx, c, http.MethodPost, procPath(id, "", ""), req)
 }
 
 // Processes lists a sandbox's running and recently exited processes.
@@ -68,16 +66,12 @@ func (c *Client) Processes(ctx context.Context, id string) ([]ProcessInfo, error
 
 // Process describes one process.
 func (c *Client) Process(ctx context.Context, id string, ref ProcessRef) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.call(ctx, http.MethodGet, procPath(id, ref, ""), nil, &info)
-	return info, err
+	return do[ProcessInfo](ctx, c, http.MethodGet, procPath(id, ref, ""), nil)
 }
 
 // KillProcess kills a process and everything it started.
 func (c *Client) KillProcess(ctx context.Context, id string, ref ProcessRef) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.call(ctx, http.MethodDelete, procPath(id, ref, ""), nil, &info)
-	return info, err
+	return do[ProcessInfo](ctx, c, http.MethodDelete, procPath(id, ref, ""), nil)
 }
 
 // SignalProcess sends a signal ("SIGTERM", "INT", "9"...) to a process, or

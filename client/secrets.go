@@ -28,9 +28,7 @@ func secretPath(name, tenant string) string {
 // (exact names, optionally :port); without them an existing secret keeps
 // its hosts and a new one is sent nowhere until bound (BindSecret).
 func (c *Client) SetSecret(ctx context.Context, tenant, name, value string, hosts ...string) (SecretInfo, error) {
-	var in SecretInfo
-	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value, Hosts: hosts}, &in)
-	return in, err
+	return do[SecretInfo](ctx, c, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Value: &value, Hosts: hosts})
 }
 
 // BindSecret replaces the hosts an existing secret may be sent to,
@@ -39,9 +37,7 @@ func (c *Client) BindSecret(ctx context.Context, tenant, name string, hosts []st
 	if hosts == nil {
 		hosts = []string{}
 	}
-	var in SecretInfo
-	err := c.call(ctx, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Hosts: hosts}, &in)
-	return in, err
+	return do[SecretInfo](ctx, c, http.MethodPut, secretPath(name, tenant), wire.SecretValue{Hosts: hosts})
 }
 
 // ListSecrets lists secrets: names and times, never values.

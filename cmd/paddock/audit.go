@@ -303,7 +303,7 @@ func (p *recordPrinter) print(recs []json.RawMessage) {
 			fmt.Fprintln(p.tw, "SEQ\tTIME\tACTION\tPHASE\tACTOR\tSANDBOX\tDETAIL")
 			p.header = true
 		}
-		fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.When().Local().Format("2006-01-02 15:04:05.000"),
+		fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, audit.When(&r).Local().Format("2006-01-02 15:04:05.000"),
 			r.Action, r.Phase, dash(r.Actor), dash(r.Sandbox), detail(&r))
 	}
 }

@@ -127,19 +127,7 @@ func newKeyRevokeCmd(e *env) *cobra.Command {
 		Short: "Revoke API keys (and every sandbox token they minted), at once",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var failed int
-			for _, id := range args {
-				if err := e.client().RevokeKey(cmd.Context(), id); err != nil {
-					fmt.Fprintf(e.stderr, "paddock: %s: %v\n", id, err)
-					failed++
-					continue
-				}
-				fmt.Fprintln(e.stdout, id)
-			}
-			if failed > 0 {
-				return exitError{1}
-			}
-			return nil
+			return e.eachArg(args, func(id string) error { return e.client().RevokeKey(cmd.Context(), id) })
 		},
 	}
 }

@@ -70,3 +70,21 @@ func parseKV(what string, items []string) (map[string]string, error) {
 	}
 	return m, nil
 }
+
+// eachArg runs fn for each argument, printing the ones done and the
+// failures (without stopping at one); any failure exits 1.
+func (e *env) eachArg(args []string, fn func(arg string) error) error {
+	var failed int
+	for _, a := range args {
+		if err := fn(a); err != nil {
+			fmt.Fprintf(e.stderr, "paddock: %s: %v\n", a, err)
+			failed++
+			continue
+		}
+		fmt.Fprintln(e.stdout, a)
+	}
+	if failed > 0 {
+		return exitError{1}
+	}
+	return nil
+}

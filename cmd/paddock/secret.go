@@ -172,19 +172,7 @@ func newSecretRmCmd(e *env) *cobra.Command {
 		Short: "Delete secrets (sandboxes whose rules name them are refused those hosts from then on)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var failed int
-			for _, n := range args {
-				if err := e.client().DeleteSecret(cmd.Context(), tenant, n); err != nil {
-					fmt.Fprintf(e.stderr, "paddock: %s: %v\n", n, err)
-					failed++
-					continue
-				}
-				fmt.Fprintln(e.stdout, n)
-			}
-			if failed > 0 {
-				return exitError{1}
-			}
-			return nil
+			return e.eachArg(args, func(n string) error { return e.client().DeleteSecret(cmd.Context(), tenant, n) })
 		},
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "another tenant's secrets (admin keys only)")

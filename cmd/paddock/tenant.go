@@ -53,6 +53,13 @@ func (q *quotaFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&q.defTimeout, "default-timeout", "", "life of a sandbox whose spec sets none")
 }
 
+// ifSet copies v into dst when its flag was given.
+func ifSet[T any](set func(string) bool, flag string, v T, dst *T) {
+	if set(flag) {
+		*dst = v
+	}
+}
+
 // apply writes the flags that were given into qu.
 func (q *quotaFlags) apply(qu *client.Quotas) error {
 	set := q.fs.Changed
@@ -91,39 +98,17 @@ func (q *quotaFlags) apply(qu *client.Quotas) error {
 			}
 		}
 	}
-	if set("max-sandboxes") {
-		qu.MaxSandboxes = q.maxSandboxes
-	}
-	if set("max-total-cpu") {
-		qu.MaxTotalCPU = q.maxTotalCPU
-	}
-	if set("create-per-minute") {
-		qu.CreatePerMinute = q.perMinute
-	}
-	if set("create-burst") {
-		qu.CreateBurst = q.createBurst
-	}
-	if set("max-cpu") {
-		qu.MaxCPU = q.maxCPU
-	}
-	if set("max-pids") {
-		qu.MaxPids = q.maxPids
-	}
-	if set("deny-secrets") {
-		qu.DenySecrets = q.denySecrets
-	}
-	if set("deny-exposed-ports") {
-		qu.DenyExposedPorts = q.denyPorts
-	}
-	if set("default-template") {
-		qu.Defaults.Template = q.defTemplate
-	}
-	if set("default-cpu") {
-		qu.Defaults.CPU = q.defCPU
-	}
-	if set("default-pids") {
-		qu.Defaults.Pids = q.defPids
-	}
+	ifSet(set, "max-sandboxes", q.maxSandboxes, &qu.MaxSandboxes)
+	ifSet(set, "max-total-cpu", q.maxTotalCPU, &qu.MaxTotalCPU)
+	ifSet(set, "create-per-minute", q.perMinute, &qu.CreatePerMinute)
+	ifSet(set, "create-burst", q.createBurst, &qu.CreateBurst)
+	ifSet(set, "max-cpu", q.maxCPU, &qu.MaxCPU)
+	ifSet(set, "max-pids", q.maxPids, &qu.MaxPids)
+	ifSet(set, "deny-secrets", q.denySecrets, &qu.DenySecrets)
+	ifSet(set, "deny-exposed-ports", q.denyPorts, &qu.DenyExposedPorts)
+	ifSet(set, "default-template", q.defTemplate, &qu.Defaults.Template)
+	ifSet(set, "default-cpu", q.defCPU, &qu.Defaults.CPU)
+	ifSet(set, "default-pids", q.defPids, &qu.Defaults.Pids)
 	list("network-mode", q.modes, &qu.NetworkModes)
 	list("allow-domain", q.domains, &qu.AllowedDomains)
 	for _, err := range []error{

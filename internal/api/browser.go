@@ -71,9 +71,8 @@ func browserJSON[Req, Resp any](s *Server, fn func(*browser.Service, context.Con
 			writeError(w, r, err)
 			return
 		}
-		var req Req
-		if err := decode(r, &req); err != nil {
-			writeError(w, r, err)
+		req, ok := decoded[Req](w, r)
+		if !ok {
 			return
 		}
 		out, err := fn(svc, r.Context(), sc, r.PathValue("id"), req)
@@ -92,11 +91,7 @@ func (s *Server) browserCall(w http.ResponseWriter, r *http.Request, sc sandbox.
 		return
 	}
 	out, err := fn(svc)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	reply(w, r, out, err)
 }
 
 func (s *Server) browserStatus(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -186,9 +181,8 @@ func (s *Server) browserOpenTab(w http.ResponseWriter, r *http.Request, sc sandb
 		writeError(w, r, err)
 		return
 	}
-	var req wire.OpenTabRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
+	req, ok := decoded[wire.OpenTabRequest](w, r)
+	if !ok {
 		return
 	}
 	tab, err := svc.OpenTab(r.Context(), sc, r.PathValue("id"), req)

@@ -56,9 +56,8 @@ func (n *ndjsonOut) Stderr(p []byte) error {
 }
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req sandbox.ExecRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
+	req, ok := decoded[sandbox.ExecRequest](w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")

@@ -65,6 +65,24 @@ func fileQuery(r *http.Request, allowed ...string) (*query, error) {
 	return &query{v: v}, nil
 }
 
+// fileRequest is the preamble of a file handler: it parses the query
+// strictly (fileQuery) and builds the request from it; on a bad query it
+// writes the error answer and reports false.
+func fileRequest[Req any](w http.ResponseWriter, r *http.Request, build func(*query) Req, allowed ...string) (Req, bool) {
+	q, err := fileQuery(r, allowed...)
+	if err != nil {
+		writeError(w, r, err)
+		var zero Req
+		return zero, false
+	}
+	req := build(q)
+	if q.err != nil {
+		writeError(w, r, q.err)
+		return req, false
+	}
+	return req, true
+}
+
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	q, err := fileQuery(r, "path", "offset", "length", "user")
 	if err != nil {
@@ -195,60 +213,36 @@ func fileStatusError(w http.ResponseWriter, status int, err error) {
 }
 
 func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "mode", "parents", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.WriteRequest {
+		return sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents")}
+	}, "path", "mode", "parents", "user")
+	if !ok {
 		return
 	}
 	fi, err := s.m.WriteFile(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	reply(w, r, fi, err)
 }
 
 func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "recursive", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.RemoveRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.RemoveRequest {
+		return sandbox.RemoveRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
+	}, "path", "recursive", "user")
+	if !ok {
 		return
 	}
 	res, err := s.m.RemoveFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "follow", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.StatRequest{Path: q.str("path"), User: q.str("user"), Follow: q.bool("follow")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.StatRequest {
+		return sandbox.StatRequest{Path: q.str("path"), User: q.str("user"), Follow: q.bool("follow")}
+	}, "path", "follow", "user")
+	if !ok {
 		return
 	}
 	fi, err := s.m.StatFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	reply(w, r, fi, err)
 }
 
 func (s *Server) readLines(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -272,14 +266,10 @@ func (s *Server) readLines(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "depth", "limit", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.ListRequest{Path: q.str("path"), User: q.str("user"), Depth: int(q.int("depth")), Limit: int(q.int("limit"))}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.ListRequest {
+		return sandbox.ListRequest{Path: q.str("path"), User: q.str("user"), Depth: int(q.int("depth")), Limit: int(q.int("limit"))}
+	}, "path", "depth", "limit", "user")
+	if !ok {
 		return
 	}
 	res, err := s.m.ListFiles(r.Context(), sc, r.PathValue("id"), req)
@@ -294,31 +284,11 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req sandbox.MkdirRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	fi, err := s.m.MakeDir(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	jsonCall(w, r, sc, s.m.MakeDir)
 }
 
 func (s *Server) moveFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req sandbox.MoveRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	fi, err := s.m.MoveFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fi)
+	jsonCall(w, r, sc, s.m.MoveFile)
 }
 
 // maxEditBody bounds an edit's JSON (it carries file content, escaped).
@@ -331,11 +301,7 @@ func (s *Server) editFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 		return
 	}
 	res, err := s.m.EditFile(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 // decodeFileJSON is decode with a larger size bound.
@@ -362,54 +328,34 @@ func decodeFileJSON(r *http.Request, v any, max int64) error {
 }
 
 func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "pattern", "type", "limit", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.FindRequest{Path: q.str("path"), User: q.str("user"), Pattern: q.str("pattern"), Type: q.str("type"),
-		Limit: int(q.int("limit"))}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.FindRequest {
+		return sandbox.FindRequest{Path: q.str("path"), User: q.str("user"), Pattern: q.str("pattern"), Type: q.str("type"),
+			Limit: int(q.int("limit"))}
+	}, "path", "pattern", "type", "limit", "user")
+	if !ok {
 		return
 	}
 	res, err := s.m.FindFiles(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.SearchRequest{Path: q.str("path"), User: q.str("user"), Query: q.str("query"), Regexp: q.bool("regexp"),
-		IgnoreCase: q.bool("ignore_case"), Include: q.str("include"), Limit: int(q.int("limit")), MaxFileSize: q.int("max_file_size")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.SearchRequest {
+		return sandbox.SearchRequest{Path: q.str("path"), User: q.str("user"), Query: q.str("query"), Regexp: q.bool("regexp"),
+			IgnoreCase: q.bool("ignore_case"), Include: q.str("include"), Limit: int(q.int("limit")), MaxFileSize: q.int("max_file_size")}
+	}, "path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user")
+	if !ok {
 		return
 	}
 	res, err := s.m.SearchFiles(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "gzip", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.ArchiveRequest{Path: q.str("path"), User: q.str("user"), Gzip: q.bool("gzip")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.ArchiveRequest {
+		return sandbox.ArchiveRequest{Path: q.str("path"), User: q.str("user"), Gzip: q.bool("gzip")}
+	}, "path", "gzip", "user")
+	if !ok {
 		return
 	}
 	body, err := s.m.DownloadArchive(r.Context(), sc, r.PathValue("id"), req)
@@ -450,33 +396,21 @@ func attachmentName(s string) string {
 }
 
 func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "user", "max_entries", "max_ratio")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.ExtractRequest{Path: q.str("path"), User: q.str("user"), MaxEntries: q.int("max_entries"), MaxRatio: q.float("max_ratio")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.ExtractRequest {
+		return sandbox.ExtractRequest{Path: q.str("path"), User: q.str("user"), MaxEntries: q.int("max_entries"), MaxRatio: q.float("max_ratio")}
+	}, "path", "user", "max_entries", "max_ratio")
+	if !ok {
 		return
 	}
 	res, err := s.m.UploadArchive(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, err)
 }
 
 func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "recursive", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.WatchRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
-	if q.err != nil {
-		writeError(w, r, q.err)
+	req, ok := fileRequest(w, r, func(q *query) sandbox.WatchRequest {
+		return sandbox.WatchRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
+	}, "path", "recursive", "user")
+	if !ok {
 		return
 	}
 	watch, err := s.m.WatchFiles(r.Context(), sc, r.PathValue("id"), req)

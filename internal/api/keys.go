@@ -25,9 +25,8 @@ func (s *Server) keyRoutes() {
 }
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b wire.KeyRequest
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, err)
+	b, ok := decoded[wire.KeyRequest](w, r)
+	if !ok {
 		return
 	}
 	if b.Tenant == "" {
@@ -81,16 +80,15 @@ func (s *Server) withUsage(ctx context.Context, sc sandbox.Scope, t tenant.Tenan
 		return wire.Tenant{}, err
 	}
 	u := tenant.UsageOf(live)
-	return wire.Tenant{Name: t.Name, Quotas: wire.Quotas(t.Quotas), CreatedAt: t.CreatedAt, Usage: &u}, nil
+	return wire.Tenant{Name: t.Name, Quotas: t.Quotas, CreatedAt: t.CreatedAt, Usage: &u}, nil
 }
 
 func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b wire.TenantRequest
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, err)
+	b, ok := decoded[wire.TenantRequest](w, r)
+	if !ok {
 		return
 	}
-	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, tenant.Quotas(b.Quotas))
+	t, err := s.keys.CreateTenant(r.Context(), sc, b.Name, b.Quotas)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -135,12 +133,11 @@ func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 func (s *Server) setTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b wire.QuotasRequest
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, err)
+	b, ok := decoded[wire.QuotasRequest](w, r)
+	if !ok {
 		return
 	}
-	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), tenant.Quotas(b.Quotas))
+	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), b.Quotas)
 	if err == nil {
 		var v wire.Tenant
 		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
@@ -159,9 +156,8 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, sc sandbox.
 		writeError(w, r, err)
 		return
 	}
-	var b wire.TokenRequest
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, err)
+	b, ok := decoded[wire.TokenRequest](w, r)
+	if !ok {
 		return
 	}
 	if b.TTLS < 0 || b.TTLS > int64(auth.MaxTokenTTL/time.Second) {

@@ -16,23 +16,9 @@ func (s *Server) networkRoutes() {
 
 func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	n, err := s.m.Network(r.Context(), sc, r.PathValue("id"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, n)
+	reply(w, r, n, err)
 }
 
 func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var n sandbox.Network
-	if err := decode(r, &n); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out, err := s.m.SetNetwork(r.Context(), sc, r.PathValue("id"), n)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	jsonCall(w, r, sc, s.m.SetNetwork)
 }

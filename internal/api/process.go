@@ -32,9 +32,8 @@ func (s *Server) processRoutes() {
 }
 
 func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req sandbox.ProcessRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
+	req, ok := decoded[sandbox.ProcessRequest](w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")
@@ -61,20 +60,12 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, sc sandbo
 
 func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	info, err := s.m.Process(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	reply(w, r, info, err)
 }
 
 func (s *Server) killProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	info, err := s.m.KillProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	reply(w, r, info, err)
 }
 
 // processStdin streams the raw request body to the process's input.
@@ -99,9 +90,8 @@ func (s *Server) processCloseStdin(w http.ResponseWriter, r *http.Request, sc sa
 type SignalRequest = wire.SignalRequest
 
 func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req SignalRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
+	req, ok := decoded[SignalRequest](w, r)
+	if !ok {
 		return
 	}
 	if req.Signal == "" {
@@ -116,9 +106,8 @@ func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, sc sandbo
 }
 
 func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var size sandbox.PTYSize
-	if err := decode(r, &size); err != nil {
-		writeError(w, r, err)
+	size, ok := decoded[sandbox.PTYSize](w, r)
+	if !ok {
 		return
 	}
 	if err := s.m.ResizeProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), size); err != nil {
@@ -132,9 +121,8 @@ func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, sc sandbo
 const defaultWait = 30 * time.Second
 
 func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var req wire.WaitRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, r, err)
+	req, ok := decoded[wire.WaitRequest](w, r)
+	if !ok {
 		return
 	}
 	d := defaultWait
@@ -146,11 +134,7 @@ func (s *Server) waitProcess(w http.ResponseWriter, r *http.Request, sc sandbox.
 		d = time.Duration(*req.TimeoutMs) * time.Millisecond
 	}
 	info, err := s.m.WaitProcess(r.Context(), sc, r.PathValue("id"), r.PathValue("pid"), d)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	reply(w, r, info, err)
 }
 
 // OutputLine is one line of the NDJSON output stream (wire.OutputLine).

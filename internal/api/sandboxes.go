@@ -22,9 +22,8 @@ func (s *Server) sandboxRoutes() {
 }
 
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var spec sandbox.Spec
-	if err := decode(r, &spec); err != nil {
-		writeError(w, r, err)
+	spec, ok := decoded[sandbox.Spec](w, r)
+	if !ok {
 		return
 	}
 	sb, err := s.m.Create(r.Context(), sc, spec)
@@ -60,11 +59,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, sc sandbo
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	sb, err := s.m.Get(r.Context(), sc, r.PathValue("id"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, sb)
+	reply(w, r, sb, err)
 }
 
 func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -76,26 +71,17 @@ func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, sc sandbo
 }
 
 func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var body wire.TimeoutRequest
-	if err := decode(r, &body); err != nil {
-		writeError(w, r, err)
+	body, ok := decoded[wire.TimeoutRequest](w, r)
+	if !ok {
 		return
 	}
 	sb, err := s.m.SetTimeout(r.Context(), sc, r.PathValue("id"), time.Duration(body.TimeoutS)*time.Second)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, sb)
+	reply(w, r, sb, err)
 }
 
 func (s *Server) sandboxStats(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	st, err := s.m.Stats(r.Context(), sc, r.PathValue("id"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	reply(w, r, st, err)
 }
 
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

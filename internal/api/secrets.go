@@ -47,11 +47,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, sc sandbox.
 
 func (s *Server) getSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	in, err := s.secrets.Info(r.Context(), sc, r.URL.Query().Get("tenant"), r.PathValue("name"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, in)
+	reply(w, r, in, err)
 }
 
 // secretBody is PUT /v1/secrets/{name}'s body. The value is a JSON string
@@ -63,9 +59,8 @@ type secretBody struct {
 }
 
 func (s *Server) setSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	var b secretBody
-	if err := decode(r, &b); err != nil {
-		writeError(w, r, err)
+	b, ok := decoded[secretBody](w, r)
+	if !ok {
 		return
 	}
 	tenant, name := r.URL.Query().Get("tenant"), r.PathValue("name")

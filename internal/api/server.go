@@ -298,6 +298,36 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, StatusOf(code), body)
 }
 
+// reply answers a handler's call: 200 with v as JSON, or err.
+func reply(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// decoded reads the request's JSON body into a T; on a bad body it writes
+// the error answer and reports false.
+func decoded[T any](w http.ResponseWriter, r *http.Request) (T, bool) {
+	var v T
+	if err := decode(r, &v); err != nil {
+		writeError(w, r, err)
+		return v, false
+	}
+	return v, true
+}
+
+// jsonCall is the whole of a handler that sends a JSON body to a manager
+// method on the sandbox in the path and answers its result.
+func jsonCall[Req, Res any](w http.ResponseWriter, r *http.Request, sc sandbox.Scope,
+	call func(context.Context, sandbox.Scope, string, Req) (Res, error)) {
+	if req, ok := decoded[Req](w, r); ok {
+		res, err := call(r.Context(), sc, r.PathValue("id"), req)
+		reply(w, r, res, err)
+	}
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

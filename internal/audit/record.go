@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Phases of a record.
@@ -40,30 +42,14 @@ const MaxLineBytes = 1 << 20
 // times sort as strings and re-encode identically.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
-// Record is one line of the log. Field order is the canonical order: the
-// hash is SHA-256 over json.Marshal of the record with Hash empty (the
-// line up to `,"hash":`, closed with `}`).
-type Record struct {
-	Seq        uint64          `json:"seq"`
-	Time       string          `json:"time"`
-	Action     string          `json:"action"`
-	Phase      string          `json:"phase"`
-	Actor      string          `json:"actor,omitempty"`
-	Tenant     string          `json:"tenant,omitempty"`
-	Sandbox    string          `json:"sandbox,omitempty"`
-	Request    string          `json:"request,omitempty"`
-	Args       json.RawMessage `json:"args,omitempty"`
-	Result     json.RawMessage `json:"result,omitempty"`
-	Status     int             `json:"status,omitempty"`
-	Code       string          `json:"code,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	DurationNs int64           `json:"duration_ns,omitempty"`
-	Prev       string          `json:"prev"`
-	Hash       string          `json:"hash,omitempty"`
-}
+// Record is one line of the log: the REST API's wire.AuditRecord, one
+// type on both sides. Field order is the canonical order: the hash is
+// SHA-256 over json.Marshal of the record with Hash empty (the line up to
+// `,"hash":`, closed with `}`).
+type Record = wire.AuditRecord
 
-// When parses the record's time.
-func (r *Record) When() time.Time {
+// When parses a record's time.
+func When(r *Record) time.Time {
 	t, _ := time.Parse(timeLayout, r.Time)
 	return t
 }

@@ -55,20 +55,28 @@ func (s *Service) Click(ctx context.Context, sc sandbox.Scope, id string, req wi
 			if err != nil {
 				return err
 			}
-			nav := a.watchNav()
-			defer nav.stop()
-			before := a.pageIDs()
-			a.front()
-			if err := a.click(pt.X, pt.Y, button, count); err != nil {
-				return err
-			}
-			nav.settle(a)
-			out = a.page()
-			out.NewTabs = a.newTabs(before)
-			return nil
+			out, err = a.navigating(func() error { return a.click(pt.X, pt.Y, button, count) })
+			return err
 		})
 	})
 	return out, err
+}
+
+// navigating runs an input action on the front tab and answers the page
+// it leaves: after the navigation it started, if any, has settled, with
+// the tabs it opened.
+func (a *act) navigating(do func() error) (wire.Page, error) {
+	nav := a.watchNav()
+	defer nav.stop()
+	before := a.pageIDs()
+	a.front()
+	if err := do(); err != nil {
+		return wire.Page{}, err
+	}
+	nav.settle(a)
+	out := a.page()
+	out.NewTabs = a.newTabs(before)
+	return out, nil
 }
 
 func (a *act) click(x, y float64, button input.MouseButton, count int) error {
@@ -207,17 +215,9 @@ func (s *Service) Press(ctx context.Context, sc sandbox.Scope, id string, req wi
 					return err
 				}
 			}
-			nav := a.watchNav()
-			defer nav.stop()
-			before := a.pageIDs()
-			a.front()
-			if err := a.press(k); err != nil {
-				return err
-			}
-			nav.settle(a)
-			out = a.page()
-			out.NewTabs = a.newTabs(before)
-			return nil
+			var err error
+			out, err = a.navigating(func() error { return a.press(k) })
+			return err
 		})
 	})
 	return out, err

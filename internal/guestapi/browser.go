@@ -127,23 +127,17 @@ func ValidDevToolsID(s string) bool { return validDevToolsID(s) }
 // StartBrowser starts the sandbox's browser (or reports the running one)
 // and waits until its DevTools listen.
 func (c *Client) StartBrowser(ctx context.Context, req BrowserStartRequest) (BrowserInfo, error) {
-	var info BrowserInfo
-	err := c.unary(ctx, RouteBrowserStart, req, &info)
-	return info, err
+	return ask[BrowserInfo](ctx, c, RouteBrowserStart, req, maxAnswerHead)
 }
 
 // Browser reports the state of the sandbox's browser.
 func (c *Client) Browser(ctx context.Context) (BrowserInfo, error) {
-	var info BrowserInfo
-	err := c.unary(ctx, RouteBrowserStatus, nil, &info)
-	return info, err
+	return ask[BrowserInfo](ctx, c, RouteBrowserStatus, nil, maxAnswerHead)
 }
 
 // StopBrowser stops the sandbox's browser (and its restarts).
 func (c *Client) StopBrowser(ctx context.Context) (BrowserInfo, error) {
-	var info BrowserInfo
-	err := c.unary(ctx, RouteBrowserStop, nil, &info)
-	return info, err
+	return ask[BrowserInfo](ctx, c, RouteBrowserStop, nil, maxAnswerHead)
 }
 
 // DialBrowser opens a TCP connection to the DevTools port of the sandbox's

@@ -146,6 +146,13 @@ func (c *Client) unary(ctx context.Context, route string, in, out any) error {
 	return c.unaryMax(ctx, route, in, out, maxAnswerHead)
 }
 
+// ask is a unary call answered with a T, whose head may hold max bytes.
+func ask[T any](ctx context.Context, c *Client, route string, in any, max int) (T, error) {
+	var out T
+	err := c.unaryMax(ctx, route, in, &out, max)
+	return out, err
+}
+
 // unaryMax is unary for a route whose answer may be large.
 func (c *Client) unaryMax(ctx context.Context, route string, in, out any, max int) error {
 	if in == nil {
@@ -161,9 +168,7 @@ func (c *Client) unaryMax(ctx context.Context, route string, in, out any, max in
 
 // Health asks the guest how it is.
 func (c *Client) Health(ctx context.Context) (Health, error) {
-	var h Health
-	err := c.unary(ctx, RouteHealth, nil, &h)
-	return h, err
+	return ask[Health](ctx, c, RouteHealth, nil, maxAnswerHead)
 }
 
 // Output receives an exec's output as it arrives. Implementations must not

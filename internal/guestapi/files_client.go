@@ -138,9 +138,7 @@ func (c *Client) Archive(ctx context.Context, r ArchiveRequest) (io.ReadCloser, 
 
 // Stat describes one path.
 func (c *Client) Stat(ctx context.Context, r StatRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.unary(ctx, RouteFileStat, r, &fi)
-	return fi, err
+	return ask[FileInfo](ctx, c, RouteFileStat, r, maxAnswerHead)
 }
 
 // List lists a directory.
@@ -193,59 +191,43 @@ func (c *Client) ListRaw(ctx context.Context, r ListRequest) (RawList, error) {
 
 // ReadLines reads a line range of a text file.
 func (c *Client) ReadLines(ctx context.Context, r LinesRequest) (LinesResult, error) {
-	var res LinesResult
-	err := c.unary(ctx, RouteFileLines, r, &res)
-	return res, err
+	return ask[LinesResult](ctx, c, RouteFileLines, r, maxAnswerHead)
 }
 
 // SetMetadata replaces a file's metadata in a namespace and returns the
 // file with it.
 func (c *Client) SetMetadata(ctx context.Context, r MetadataRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.unary(ctx, RouteFileMeta, r, &fi)
-	return fi, err
+	return ask[FileInfo](ctx, c, RouteFileMeta, r, maxAnswerHead)
 }
 
 // Mkdir makes a directory.
 func (c *Client) Mkdir(ctx context.Context, r MkdirRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.unary(ctx, RouteFileMkdir, r, &fi)
-	return fi, err
+	return ask[FileInfo](ctx, c, RouteFileMkdir, r, maxAnswerHead)
 }
 
 // Move renames a path.
 func (c *Client) Move(ctx context.Context, r MoveRequest) (FileInfo, error) {
-	var fi FileInfo
-	err := c.unary(ctx, RouteFileMove, r, &fi)
-	return fi, err
+	return ask[FileInfo](ctx, c, RouteFileMove, r, maxAnswerHead)
 }
 
 // Remove removes a path.
 func (c *Client) Remove(ctx context.Context, r RemoveRequest) (RemoveResult, error) {
-	var res RemoveResult
-	err := c.unary(ctx, RouteFileRemove, r, &res)
-	return res, err
+	return ask[RemoveResult](ctx, c, RouteFileRemove, r, maxAnswerHead)
 }
 
 // Find globs for paths.
 func (c *Client) Find(ctx context.Context, r FindRequest) (FindResult, error) {
-	var res FindResult
-	err := c.unaryMax(ctx, RouteFileFind, r, &res, maxLargeAnswerHead)
-	return res, err
+	return ask[FindResult](ctx, c, RouteFileFind, r, maxLargeAnswerHead)
 }
 
 // Search greps files.
 func (c *Client) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
-	var res SearchResult
-	err := c.unaryMax(ctx, RouteFileSearch, r, &res, maxLargeAnswerHead)
-	return res, err
+	return ask[SearchResult](ctx, c, RouteFileSearch, r, maxLargeAnswerHead)
 }
 
 // Edit changes a file in place.
 func (c *Client) Edit(ctx context.Context, r EditRequest) (EditResult, error) {
-	var res EditResult
-	err := c.unary(ctx, RouteFileEdit, r, &res)
-	return res, err
+	return ask[EditResult](ctx, c, RouteFileEdit, r, maxAnswerHead)
 }
 
 // WatchStream is an open watch. Next blocks for the next event; Close ends

@@ -109,23 +109,6 @@ func FuzzParseMode(f *testing.F) {
 	})
 }
 
-func TestQuery(t *testing.T) {
-	q := Query{V: map[string][]string{"n": {"12"}, "f": {"2.5"}, "b": {""}}}
-	if q.Int("n") != 12 || q.Float("f") != 2.5 || !q.Bool("b") || q.Bool("absent") || q.Err != nil {
-		t.Fatalf("good values misread: %v", q.Err)
-	}
-	q = Query{V: map[string][]string{"n": {"x"}, "b": {"maybe"}}}
-	q.Int("n")
-	if q.Err == nil {
-		t.Fatal("a bad integer was accepted")
-	}
-	q = Query{V: map[string][]string{"b": {"maybe"}}}
-	q.Bool("b")
-	if q.Err == nil {
-		t.Fatal("a bad boolean was accepted")
-	}
-}
-
 // FuzzAppendJSON: the hand-written encoding decodes to what encoding/json
 // would decode from its own encoding.
 func FuzzAppendJSON(f *testing.F) {

@@ -512,9 +512,7 @@ type OutputOptions struct {
 
 // StartProcess starts a background process.
 func (c *Client) StartProcess(ctx context.Context, req ProcessStartRequest) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.unary(ctx, RouteProcStart, req, &info)
-	return info, err
+	return ask[ProcessInfo](ctx, c, RouteProcStart, req, maxAnswerHead)
 }
 
 // ListProcesses lists running and kept exited processes, oldest first.
@@ -526,16 +524,12 @@ func (c *Client) ListProcesses(ctx context.Context) ([]ProcessInfo, error) {
 
 // Process describes one process.
 func (c *Client) Process(ctx context.Context, ref string) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.unary(ctx, RouteProcGet, ProcRequest{Ref: ref}, &info)
-	return info, err
+	return ask[ProcessInfo](ctx, c, RouteProcGet, ProcRequest{Ref: ref}, maxAnswerHead)
 }
 
 // SignalProcess sends a signal to a process (or its whole tree).
 func (c *Client) SignalProcess(ctx context.Context, ref string, req SignalRequest) (SignalResult, error) {
-	var res SignalResult
-	err := c.unary(ctx, RouteProcSignal, ProcSignalRequest{Ref: ref, SignalRequest: req}, &res)
-	return res, err
+	return ask[SignalResult](ctx, c, RouteProcSignal, ProcSignalRequest{Ref: ref, SignalRequest: req}, maxAnswerHead)
 }
 
 // CloseStdin closes a process's input (a terminal gets its EOF character).
@@ -551,25 +545,19 @@ func (c *Client) ResizeProcess(ctx context.Context, ref string, size PTYSize) er
 // WaitProcess blocks until the process exits or timeout passes, and
 // returns its state either way.
 func (c *Client) WaitProcess(ctx context.Context, ref string, timeout time.Duration) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.unary(ctx, RouteProcWait, ProcWaitRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, &info)
-	return info, err
+	return ask[ProcessInfo](ctx, c, RouteProcWait, ProcWaitRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, maxAnswerHead)
 }
 
 // KillProcess kills the process and everything it started, and returns its
 // final state.
 func (c *Client) KillProcess(ctx context.Context, ref string) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.unary(ctx, RouteProcKill, ProcRequest{Ref: ref}, &info)
-	return info, err
+	return ask[ProcessInfo](ctx, c, RouteProcKill, ProcRequest{Ref: ref}, maxAnswerHead)
 }
 
 // SetProcessDeadline (re)sets a running process's deadline to timeout from
 // now (0: none); the guest kills the process's tree when it passes.
 func (c *Client) SetProcessDeadline(ctx context.Context, ref string, timeout time.Duration) (ProcessInfo, error) {
-	var info ProcessInfo
-	err := c.unary(ctx, RouteProcDeadline, ProcDeadlineRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, &info)
-	return info, err
+	return ask[ProcessInfo](ctx, c, RouteProcDeadline, ProcDeadlineRequest{Ref: ref, TimeoutMs: timeout.Milliseconds()}, maxAnswerHead)
 }
 
 // WriteStdin streams r to the process's input.

@@ -28,6 +28,20 @@ func errNoSandbox(id string) *toolError {
 	return newToolError(errs.CodeNotFound, "No sandbox with id %q. Call sandbox_list to see yours, or omit `sandbox` to use this session's sandbox.", clip(id))
 }
 
+// hints tell a model what to do next, by error code.
+var hints = map[errs.Code]string{
+	errs.CodeSandboxNotActive: "Delete it with sandbox_delete and create another with sandbox_create, or omit `sandbox` to use this session's sandbox.",
+	errs.CodeForbidden:        "This API key is not allowed to do that; use a key with the needed scope, or ask an administrator.",
+	errs.CodeUnauthenticated:  "The MCP server's API key is missing or invalid (PADDOCK_API_KEY in its environment); the user has to fix its configuration.",
+	errs.CodeLimit:            "Free resources: delete sandboxes you no longer need (sandbox_list, sandbox_delete), stop background processes (process_signal), or ask for a higher quota.",
+	errs.CodeRateLimited:      "Wait a few seconds, then retry.",
+	errs.CodeTimeout:          "Retry with a larger timeout_s, or start long-running work with process_start and poll it with process_output.",
+	errs.CodeUnavailable:      "Retry in a moment.",
+	errs.CodeCommandNotFound:  "Check the program name (is it installed in this sandbox?), or pass `command` to run a line through /bin/sh.",
+	errs.CodeTooLarge:         "Split the work into smaller pieces.",
+	errs.CodeInternal:         "Retry; if it keeps failing, tell the user.",
+}
+
 // explain words err for a model. Public messages only: causes (which may
 // hold host detail) stay in the server's log.
 func explain(err error) *toolError {
@@ -40,31 +54,12 @@ func explain(err error) *toolError {
 	if msg != "" {
 		msg = strings.ToUpper(msg[:1]) + msg[1:]
 	}
-	hint := ""
+	hint := hints[code]
 	switch code {
 	case errs.CodeInvalid:
 		msg = "Invalid input: " + errs.Public(err)
-	case errs.CodeSandboxNotActive:
-		hint = "Delete it with sandbox_delete and create another with sandbox_create, or omit `sandbox` to use this session's sandbox."
-	case errs.CodeForbidden:
-		hint = "This API key is not allowed to do that; use a key with the needed scope, or ask an administrator."
-	case errs.CodeUnauthenticated:
-		hint = "The MCP server's API key is missing or invalid (PADDOCK_API_KEY in its environment); the user has to fix its configuration."
-	case errs.CodeLimit:
-		hint = "Free resources: delete sandboxes you no longer need (sandbox_list, sandbox_delete), stop background processes (process_signal), or ask for a higher quota."
-	case errs.CodeRateLimited:
-		hint = "Wait a few seconds, then retry."
-	case errs.CodeTimeout:
-		hint = "Retry with a larger timeout_s, or start long-running work with process_start and poll it with process_output."
-	case errs.CodeUnavailable:
-		hint = "Retry in a moment."
-	case errs.CodeCommandNotFound:
-		hint = "Check the program name (is it installed in this sandbox?), or pass `command` to run a line through /bin/sh."
-	case errs.CodeTooLarge:
-		hint = "Split the work into smaller pieces."
 	case errs.CodeInternal:
 		msg = "Paddock hit an internal error (details are in the server's log)"
-		hint = "Retry; if it keeps failing, tell the user."
 	}
 	if msg == "" {
 		msg = string(code)

@@ -6,10 +6,10 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // Limits are one sandbox's resource ceilings.
@@ -36,17 +36,9 @@ type Config struct {
 	Network *NetPolicy
 }
 
-// Stats is a reading of a live sandbox's consumption.
-type Stats struct {
-	MemoryBytes     int64         `json:"memory_bytes"`
-	MemoryPeakBytes int64         `json:"memory_peak_bytes"`
-	OOMKills        int64         `json:"oom_kills"`
-	Pids            int64         `json:"pids"`
-	CPUUsage        time.Duration `json:"cpu_usage_ns"`
-	CPUThrottled    time.Duration `json:"cpu_throttled_ns"`
-	DiskBytes       int64         `json:"disk_bytes"`
-	DiskInodes      int64         `json:"disk_inodes"`
-}
+// Stats is a reading of a live sandbox's consumption: the REST API's
+// wire.Stats, one type on both sides.
+type Stats = wire.Stats
 
 // Instance is one running sandbox.
 type Instance interface {

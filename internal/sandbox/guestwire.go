@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"github.com/paddockhq/paddock/internal/guestapi"
-	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -158,9 +157,4 @@ func wireOutput(fn func(wire.OutputEvent) error) func(guestapi.OutputEvent) erro
 	return func(ev guestapi.OutputEvent) error {
 		return fn(wire.OutputEvent{Stream: ev.Stream, Offset: ev.Offset, Data: ev.Data, Dropped: ev.Dropped})
 	}
-}
-
-func wireStats(s runtime.Stats) wire.Stats {
-	return wire.Stats{MemoryBytes: s.MemoryBytes, MemoryPeakBytes: s.MemoryPeakBytes, OOMKills: s.OOMKills, Pids: s.Pids,
-		CPUUsage: s.CPUUsage, CPUThrottled: s.CPUThrottled, DiskBytes: s.DiskBytes, DiskInodes: s.DiskInodes}
 }

@@ -696,7 +696,7 @@ func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (Stats, error)
 		return wire.Stats{}, err
 	}
 	st, err := b.inst.Stats()
-	return wireStats(st), err
+	return st, err
 }
 
 // running is find, plus "must be running".

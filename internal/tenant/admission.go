@@ -314,7 +314,7 @@ func (a *Admission) reserve(tenant string, q Quotas, eff sandbox.Spec, live func
 			b = &bucket{}
 			a.buckets[tenant] = b
 		}
-		if ok, wait := b.take(now, q.CreatePerMinute/60, q.burst()); !ok {
+		if ok, wait := b.take(now, q.CreatePerMinute/60, burst(q)); !ok {
 			return nil, newRateLimitError(tenant, q.CreatePerMinute, wait)
 		}
 	}

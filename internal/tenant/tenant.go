@@ -25,43 +25,12 @@ const Default = "default"
 // the server actually offers; a tenant can only narrow that set.
 var knownNetworkModes = []string{"none", "allowlist", "open"}
 
-// Quotas bound a tenant. A zero field sets no tenant limit (the server's
-// limits still apply).
-type Quotas struct {
-	// Counts and totals across the tenant's running sandboxes (429 when
-	// exceeded).
-	MaxSandboxes     int     `json:"max_sandboxes,omitempty"`
-	MaxTotalCPU      float64 `json:"max_total_cpu,omitempty"`
-	MaxTotalMemoryMB int64   `json:"max_total_memory_mb,omitempty"`
+// Quotas bound a tenant: the REST API's wire.Quotas, one type on both
+// sides (a zero field sets no tenant limit; the server's limits still
+// apply). ValidateQuotas checks one.
+type Quotas = wire.Quotas
 
-	// Create rate: a token bucket refilled at CreatePerMinute holding
-	// CreateBurst tokens (default: CreatePerMinute, at least 1).
-	CreatePerMinute float64 `json:"create_per_minute,omitempty"`
-	CreateBurst     int     `json:"create_burst,omitempty"`
-
-	// Per-sandbox ceilings (403 when exceeded).
-	MaxCPU      float64 `json:"max_cpu,omitempty"`
-	MaxMemoryMB int64   `json:"max_memory_mb,omitempty"`
-	MaxDiskMB   int64   `json:"max_disk_mb,omitempty"`
-	MaxPids     int64   `json:"max_pids,omitempty"`
-	MaxTimeoutS int64   `json:"max_timeout_s,omitempty"`
-
-	// Policy. NetworkModes empty: any mode the server offers.
-	// AllowedDomains empty: any domain; otherwise every domain a sandbox
-	// asks to reach must be covered by one ("example.com" exactly,
-	// "*.example.com" any subdomain), and mode "open" is refused.
-	NetworkModes     []string `json:"network_modes,omitempty"`
-	AllowedDomains   []string `json:"allowed_domains,omitempty"`
-	DenySecrets      bool     `json:"deny_secrets,omitempty"`
-	DenyExposedPorts bool     `json:"deny_exposed_ports,omitempty"`
-
-	// Defaults fill what a spec leaves unset, before the server's defaults.
-	Defaults Defaults `json:"defaults,omitzero"`
-}
-
-// Defaults are a tenant's spec defaults (wire.Defaults: Quotas and
-// wire.Quotas then convert into each other, so that the REST API speaks
-// wire's).
+// Defaults are a tenant's spec defaults.
 type Defaults = wire.Defaults
 
 // Tenant is one tenant.
@@ -90,9 +59,10 @@ var (
 // digits, '-' and '_', at most 63, starting with a letter or digit.
 func ValidName(s string) bool { return nameRE.MatchString(s) }
 
-// Validate checks q, returning an invalid_argument error naming the first
-// bad field. It normalises domain patterns (lower case, no trailing dot).
-func (q *Quotas) Validate() error {
+// ValidateQuotas checks q, returning an invalid_argument error naming the
+// first bad field. It normalises domain patterns (lower case, no trailing
+// dot).
+func ValidateQuotas(q *Quotas) error {
 	nonNeg := func(name string, v float64) error {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return errs.Invalid("quota %s must be a non-negative number", name)
@@ -170,7 +140,7 @@ func (q *Quotas) Validate() error {
 }
 
 // burst is the bucket size of the create rate.
-func (q Quotas) burst() float64 {
+func burst(q Quotas) float64 {
 	if q.CreateBurst > 0 {
 		return float64(q.CreateBurst)
 	}
@@ -216,7 +186,7 @@ func (s *Store) Create(ctx context.Context, name string, q Quotas) (Tenant, erro
 	if !ValidName(name) {
 		return Tenant{}, errs.Invalid("tenant name %q is invalid (lower-case letters, digits, - and _; at most 63)", clip(name))
 	}
-	if err := q.Validate(); err != nil {
+	if err := ValidateQuotas(&q); err != nil {
 		return Tenant{}, err
 	}
 	var n int
@@ -312,7 +282,7 @@ func (s *Store) List(ctx context.Context) ([]Tenant, error) {
 // SetQuotas replaces a tenant's quotas; the change applies to the next
 // admission decision in this process.
 func (s *Store) SetQuotas(ctx context.Context, name string, q Quotas) (Tenant, error) {
-	if err := q.Validate(); err != nil {
+	if err := ValidateQuotas(&q); err != nil {
 		return Tenant{}, err
 	}
 	b, _ := json.Marshal(q)

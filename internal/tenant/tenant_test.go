@@ -124,7 +124,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.q.Validate()
+			err := ValidateQuotas(&c.q)
 			if c.in == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -498,7 +498,7 @@ func FuzzQuotasJSON(f *testing.F) {
 		if json.Unmarshal([]byte(s), &q) != nil {
 			return
 		}
-		if q.Validate() != nil {
+		if ValidateQuotas(&q) != nil {
 			return
 		}
 		// A valid quota set stays valid and is a fixed point.
@@ -507,11 +507,11 @@ func FuzzQuotasJSON(f *testing.F) {
 		if err := json.Unmarshal(b, &q2); err != nil {
 			t.Fatal(err)
 		}
-		if err := q2.Validate(); err != nil {
+		if err := ValidateQuotas(&q2); err != nil {
 			t.Fatalf("re-validate %s: %v", b, err)
 		}
-		if q.burst() < 1 {
-			t.Fatalf("burst %g", q.burst())
+		if burst(q) < 1 {
+			t.Fatalf("burst %g", burst(q))
 		}
 	})
 }

@@ -162,6 +162,33 @@ func setFSIDs(id user.ID) error {
 	return nil
 }
 
+// errnoWords is how fileErr words an errno: its code and what it means.
+var errnoWords = map[syscall.Errno]struct {
+	code errs.Code
+	what string
+}{
+	unix.ENOENT:       {errs.CodeNotFound, "no such file or directory"},
+	unix.EEXIST:       {errs.CodeConflict, "already exists"},
+	unix.ENOTEMPTY:    {errs.CodeConflict, "directory is not empty"},
+	unix.EACCES:       {errs.CodeForbidden, "permission denied"},
+	unix.EPERM:        {errs.CodeForbidden, "permission denied"},
+	unix.EROFS:        {errs.CodeForbidden, "read-only file system"},
+	unix.ENOTDIR:      {errs.CodeInvalid, "a component of the path is not a directory"},
+	unix.EISDIR:       {errs.CodeInvalid, "is a directory"},
+	unix.ELOOP:        {errs.CodeInvalid, "too many levels of symbolic links (or a symlink where none is allowed)"},
+	unix.ENAMETOOLONG: {errs.CodeInvalid, "name too long"},
+	unix.ENOSPC:       {errs.CodeTooLarge, "the sandbox's disk is full"},
+	unix.EDQUOT:       {errs.CodeTooLarge, "the sandbox's disk is full"},
+	unix.EXDEV:        {errs.CodeInvalid, "crosses a mount point"},
+	unix.EBUSY:        {errs.CodeConflict, "busy (a mount point?)"},
+	unix.ETXTBSY:      {errs.CodeConflict, "is a running executable"},
+	unix.EMFILE:       {errs.CodeLimit, "the sandbox is out of file descriptors or memory"},
+	unix.ENFILE:       {errs.CodeLimit, "the sandbox is out of file descriptors or memory"},
+	unix.ENOMEM:       {errs.CodeLimit, "the sandbox is out of file descriptors or memory"},
+	unix.EINVAL:       {errs.CodeInvalid, "invalid operation for this file"},
+	unix.EFBIG:        {errs.CodeTooLarge, "file too large"},
+}
+
 // fileErr words a system call error for the caller, naming the sandbox path
 // (never a host path: there is none in this process's view).
 func fileErr(p string, err error) error {
@@ -174,39 +201,8 @@ func fileErr(p string, err error) error {
 		return errs.Wrap(errs.CodeInternal, err, "%s: file operation failed", clip(p))
 	}
 	q := clip(p)
-	switch errno {
-	case unix.ENOENT:
-		return errs.Wrap(errs.CodeNotFound, err, "%s: no such file or directory", q)
-	case unix.EEXIST:
-		return errs.Wrap(errs.CodeConflict, err, "%s: already exists", q)
-	case unix.ENOTEMPTY:
-		return errs.Wrap(errs.CodeConflict, err, "%s: directory is not empty", q)
-	case unix.EACCES, unix.EPERM:
-		return errs.Wrap(errs.CodeForbidden, err, "%s: permission denied", q)
-	case unix.EROFS:
-		return errs.Wrap(errs.CodeForbidden, err, "%s: read-only file system", q)
-	case unix.ENOTDIR:
-		return errs.Wrap(errs.CodeInvalid, err, "%s: a component of the path is not a directory", q)
-	case unix.EISDIR:
-		return errs.Wrap(errs.CodeInvalid, err, "%s: is a directory", q)
-	case unix.ELOOP:
-		return errs.Wrap(errs.CodeInvalid, err, "%s: too many levels of symbolic links (or a symlink where none is allowed)", q)
-	case unix.ENAMETOOLONG:
-		return errs.Wrap(errs.CodeInvalid, err, "%s: name too long", q)
-	case unix.ENOSPC, unix.EDQUOT:
-		return errs.Wrap(errs.CodeTooLarge, err, "%s: the sandbox's disk is full", q)
-	case unix.EXDEV:
-		return errs.Wrap(errs.CodeInvalid, err, "%s: crosses a mount point", q)
-	case unix.EBUSY:
-		return errs.Wrap(errs.CodeConflict, err, "%s: busy (a mount point?)", q)
-	case unix.ETXTBSY:
-		return errs.Wrap(errs.CodeConflict, err, "%s: is a running executable", q)
-	case unix.EMFILE, unix.ENFILE, unix.ENOMEM:
-		return errs.Wrap(errs.CodeLimit, err, "%s: the sandbox is out of file descriptors or memory", q)
-	case unix.EINVAL:
-		return errs.Wrap(errs.CodeInvalid, err, "%s: invalid operation for this file", q)
-	case unix.EFBIG:
-		return errs.Wrap(errs.CodeTooLarge, err, "%s: file too large", q)
+	if w, ok := errnoWords[errno]; ok {
+		return errs.Wrap(w.code, err, "%s: %s", q, w.what)
 	}
 	return errs.Wrap(errs.CodeInternal, err, "%s: %s", q, errno.Error())
 }
