@@ -3,6 +3,7 @@
 package cgroup
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -84,3 +85,12 @@ func FavorDynMods() (bool, error) { return false, errNotLinux }
 
 // JoinThread is Linux-only.
 func (d *Delegated) JoinThread() error { return errNotLinux }
+
+// Freeze fails off Linux.
+func (g *Group) Freeze(ctx context.Context) error { return errNotLinux }
+
+// Thaw fails off Linux.
+func (g *Group) Thaw(ctx context.Context) error { return errNotLinux }
+
+// Frozen fails off Linux.
+func (g *Group) Frozen() (bool, error) { return false, errNotLinux }
