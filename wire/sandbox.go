@@ -9,6 +9,7 @@ type State string
 const (
 	StateRunning State = "running"
 	StateFailed  State = "failed" // the guest exited on its own; resources released
+	StatePaused  State = "paused" // frozen in place (docs/state.md)
 )
 
 // Sandbox is one sandbox.
@@ -21,6 +22,11 @@ type Sandbox struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	Reason    string    `json:"reason,omitempty"` // why a failed sandbox stopped
 	FromPool  bool      `json:"from_pool,omitempty"`
+	// PausedAt is when a paused sandbox was paused; while paused,
+	// ExpiresAt is when it is destroyed unless resumed (paused_timeout_s)
+	// and RemainingMS the life it gets back on resume.
+	PausedAt    *time.Time `json:"paused_at,omitempty"`
+	RemainingMS int64      `json:"remaining_ms,omitempty"`
 }
 
 // Spec is what a caller asks for (POST /v1/sandboxes). Zero fields take
@@ -36,7 +42,25 @@ type Spec struct {
 	Env      map[string]string `json:"env,omitempty"`
 	Network  *Network          `json:"network,omitempty"`
 	Browser  bool              `json:"browser,omitempty"` // start a browser at create; larger default limits
+
+	// Lifecycle (docs/state.md). AutoResume: calls that need a paused
+	// sandbox resume it first instead of answering sandbox_paused.
+	AutoResume bool `json:"auto_resume,omitempty"`
+	// PausedTimeoutS bounds how long it may stay paused (default 7 days).
+	PausedTimeoutS int64 `json:"paused_timeout_s,omitempty"`
+	// OnTimeout is what its timeout does: OnTimeoutKill (default) or
+	// OnTimeoutPause.
+	OnTimeout string `json:"on_timeout,omitempty"`
+	// IdlePauseAfterS pauses it after that long without exec, file,
+	// process or port traffic (0: never).
+	IdlePauseAfterS int64 `json:"idle_pause_after_s,omitempty"`
 }
+
+// What a sandbox's timeout does (Spec.OnTimeout).
+const (
+	OnTimeoutKill  = "kill"
+	OnTimeoutPause = "pause"
+)
 
 // Network is the egress policy of a sandbox (docs/network.md).
 type Network struct {
