@@ -336,3 +336,13 @@ func (m *Manager) reattachPaused(ctx context.Context, b *box, recorded State) er
 	}
 	return nil
 }
+
+// Pause freezes a sandbox (Manager.Pause).
+func (c *Caller) Pause(ctx context.Context, id string) (Sandbox, error) {
+	return c.m.Pause(ctx, rights.FromContext(ctx), id)
+}
+
+// Resume thaws a paused sandbox (Manager.Resume).
+func (c *Caller) Resume(ctx context.Context, id string) (Sandbox, error) {
+	return c.m.Resume(ctx, rights.FromContext(ctx), id)
+}
