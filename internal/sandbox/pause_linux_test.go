@@ -58,8 +58,9 @@ func TestPauseResume(t *testing.T) {
 		t.Fatalf("second pause: %+v %v", p2, err)
 	}
 	// Calls that need the sandbox: 409 sandbox_paused.
-	if _, err := e.Client.Exec(ctx, sb.ID, execReq("true")); err == nil || !strings.Contains(err.Error(), "paused") {
-		t.Fatalf("exec on a paused sandbox: %v", err)
+	// Through REST: 409 with the code sandbox_paused.
+	if _, err := e.Client.Exec(ctx, sb.ID, execReq("true")); errs.CodeOf(err) != errs.CodeSandboxPaused {
+		t.Fatalf("exec on a paused sandbox over REST: %v (code %s)", err, errs.CodeOf(err))
 	}
 	if _, err := e.Manager.ReadFile(ctx, e.Scope, sb.ID, sandbox.ReadFileRequest{Path: "/tmp/c"}); !errorsIs(err, &errs.Error{Code: errs.CodeSandboxPaused}) {
 		t.Fatalf("read on a paused sandbox: %v", err)
