@@ -30,4 +30,5 @@ const (
 	CodeCommandNotFound  = "command_not_found"
 	CodeInternal         = "internal"
 	CodeSandboxNotActive = "sandbox_not_running"
+	CodeSandboxPaused    = "sandbox_paused"
 )

@@ -9,6 +9,7 @@ type State string
 const (
 	StateRunning State = "running"
 	StateFailed  State = "failed" // the guest exited on its own; resources released
+	StatePaused  State = "paused" // frozen in place (docs/state.md)
 )
 
 // Sandbox is one sandbox.
@@ -21,6 +22,11 @@ type Sandbox struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	Reason    string    `json:"reason,omitempty"` // why a failed sandbox stopped
 	FromPool  bool      `json:"from_pool,omitempty"`
+	// PausedAt is when a paused sandbox was paused; while paused,
+	// ExpiresAt is when it is destroyed unless resumed (paused_timeout_s)
+	// and RemainingMS the life it gets back on resume.
+	PausedAt    *time.Time `json:"paused_at,omitempty"`
+	RemainingMS int64      `json:"remaining_ms,omitempty"`
 }
 
 // Spec is what a caller asks for (POST /v1/sandboxes). Zero fields take
@@ -39,6 +45,18 @@ type Spec struct {
 	// Runtime isolates the sandbox: RuntimeNative (omitted: the default)
 	// or RuntimeGVisor (docs/gvisor.md).
 	Runtime string `json:"runtime,omitempty"`
+
+	// Lifecycle (docs/state.md). AutoResume: calls that need a paused
+	// sandbox resume it first instead of answering sandbox_paused.
+	AutoResume bool `json:"auto_resume,omitempty"`
+	// PausedTimeoutS bounds how long it may stay paused (default 7 days).
+	PausedTimeoutS int64 `json:"paused_timeout_s,omitempty"`
+	// OnTimeout is what its timeout does: OnTimeoutKill (default) or
+	// OnTimeoutPause.
+	OnTimeout string `json:"on_timeout,omitempty"`
+	// IdlePauseAfterS pauses it after that long without exec, file,
+	// process or port traffic (0: never).
+	IdlePauseAfterS int64 `json:"idle_pause_after_s,omitempty"`
 }
 
 // Runtimes.
@@ -54,6 +72,12 @@ type RuntimeInfo struct {
 	Version   string `json:"version,omitempty"` // runsc's, for gVisor
 	Reason    string `json:"reason,omitempty"`  // why it is not available
 }
+
+// What a sandbox's timeout does (Spec.OnTimeout).
+const (
+	OnTimeoutKill  = "kill"
+	OnTimeoutPause = "pause"
+)
 
 // Network is the egress policy of a sandbox (docs/network.md).
 type Network struct {

@@ -17,6 +17,7 @@ type specFlags struct {
 	pids                                 int64
 	browser                              bool
 	allow, labels, env                   []string
+	life                                 lifeFlags // pause.go
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
@@ -31,6 +32,7 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.labels, "label", nil, "label KEY=VALUE (repeatable)")
 	fs.StringArrayVar(&f.env, "env", nil, "environment variable KEY=VALUE for every command (repeatable)")
 	fs.StringVar(&f.runtime, "runtime", "", "isolation: native (default) or gvisor (gVisor's kernel; see docs/gvisor.md)")
+	f.life.register(fs)
 	fs.BoolVar(&f.browser, "browser", false, "start a headless browser in the sandbox (larger default limits; see paddock browser)")
 }
 
@@ -56,6 +58,9 @@ func (f *specFlags) spec() (client.Spec, error) {
 		if s.TimeoutS == 0 {
 			return s, fmt.Errorf("--timeout: at least 1s")
 		}
+	}
+	if err := f.life.apply(&s); err != nil {
+		return s, err
 	}
 	if s.Labels, err = parseKV("--label", f.labels); err != nil {
 		return s, err

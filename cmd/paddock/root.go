@@ -56,6 +56,7 @@ with the key in $PADDOCK_API_KEY.`,
 	root.AddCommand(newBenchCmd(e))
 	root.AddCommand(newSecretCmd(e))
 	root.AddCommand(newBrowserCmd(e))
+	root.AddCommand(newPauseCmd(e), newResumeCmd(e)) // pause.go
 	return root
 }
 

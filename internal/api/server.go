@@ -152,6 +152,7 @@ func New(o Options) *Server {
 	s.secretRoutes()
 	s.portRoutes()
 	s.browserRoutes()
+	s.pauseRoutes() // pause.go
 	for pattern, h := range o.Mounts {
 		s.mounts = append(s.mounts, pattern)
 		s.mux.Handle(pattern, h)

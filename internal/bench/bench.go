@@ -146,6 +146,9 @@ const (
 	sDensityHC   = "paddock/density/health"
 	sWarm        = "paddock/create-exec-delete/warm"
 	sWarmClaim   = "paddock/create/warm-claim"
+	sPause       = "paddock/pause"      // pause.go
+	sResume      = "paddock/resume"     // pause.go
+	sPausedCPU   = "paddock/paused/cpu" // pause.go
 )
 
 var scenarios = []scenario{
@@ -170,6 +173,9 @@ var scenarios = []scenario{
 	{sDensityHC, "GET /healthz while N sandboxes are alive"},
 	{sWarm, "create → exec → delete claiming from a full warm pool (refill waited for, untimed)"},
 	{sWarmClaim, "the create call alone of the warm scenario (the claim)"},
+	{sPause, "POST pause of a running sandbox (cgroup freeze, recorded)"},
+	{sResume, "POST resume of that paused sandbox (cgroup thaw, recorded)"},
+	{sPausedCPU, "CPU a paused sandbox (running a busy loop when paused) uses over 10 s (the sample), memory before and at the end"},
 }
 
 // Names lists the scenarios in run order.

@@ -28,6 +28,7 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sBrowserNav, sBrowserShot}, r.browser},
 		{[]string{sCreateConc}, r.createConcurrent},
 		{[]string{sDensity, sDensityExec, sDensityHC}, r.density},
+		{[]string{sPause, sResume, sPausedCPU}, r.pause}, // pause.go
 	}
 	for _, step := range steps {
 		want := false

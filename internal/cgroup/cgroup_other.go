@@ -3,6 +3,7 @@
 package cgroup
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -88,5 +89,11 @@ func (d *Delegated) JoinThread() error { return errNotLinux }
 // Claim fails off Linux.
 func (h *Host) Claim() (func() error, error) { return nil, errNotLinux }
 
-// Prefix is empty off Linux.
-func (h *Host) Prefix() string { return "" }
+// Freeze fails off Linux.
+func (g *Group) Freeze(ctx context.Context) error { return errNotLinux }
+
+// Thaw fails off Linux.
+func (g *Group) Thaw(ctx context.Context) error { return errNotLinux }
+
+// Frozen fails off Linux.
+func (g *Group) Frozen() (bool, error) { return false, errNotLinux }

@@ -15,6 +15,7 @@ func TestCodesAreWires(t *testing.T) {
 		CodeTooLarge: wire.CodeTooLarge, CodeLimit: wire.CodeLimit, CodeRateLimited: wire.CodeRateLimited,
 		CodeUnsupported: wire.CodeUnsupported, CodeUnavailable: wire.CodeUnavailable, CodeTimeout: wire.CodeTimeout,
 		CodeCommandNotFound: wire.CodeCommandNotFound, CodeInternal: wire.CodeInternal, CodeSandboxNotActive: wire.CodeSandboxNotActive,
+		CodeSandboxPaused: wire.CodeSandboxPaused,
 	} {
 		if string(code) != w {
 			t.Errorf("%s is %q in wire", code, w)

@@ -31,6 +31,7 @@ const (
 	CodeCommandNotFound  Code = "command_not_found"
 	CodeInternal         Code = "internal"
 	CodeSandboxNotActive Code = "sandbox_not_running"
+	CodeSandboxPaused    Code = "sandbox_paused" // resume it, or create it with auto_resume
 )
 
 // Sentinels, for errors.Is.

@@ -16,7 +16,7 @@ func HTTPStatus(code Code) int {
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case CodeConflict, CodeSandboxNotActive:
+	case CodeConflict, CodeSandboxNotActive, CodeSandboxPaused:
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge

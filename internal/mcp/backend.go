@@ -24,6 +24,9 @@ type Backend interface {
 	Delete(ctx context.Context, id string) error
 	// SetTimeout sets a sandbox's remaining life to d.
 	SetTimeout(ctx context.Context, id string, d time.Duration) (wire.Sandbox, error)
+	// Pause and Resume freeze and thaw a sandbox (docs/state.md).
+	Pause(ctx context.Context, id string) (wire.Sandbox, error)
+	Resume(ctx context.Context, id string) (wire.Sandbox, error)
 
 	// ExecStream runs a command, copying its output to stdout and stderr
 	// as it arrives.

@@ -16,6 +16,7 @@ func coreTools(tb *Toolbox) {
 	processTools(tb)
 	fileTools(tb)
 	portTools(tb)
+	pauseTools(tb) // tools_pause.go
 }
 
 // sandboxDoc is how every tool describes its sandbox argument.
@@ -23,7 +24,7 @@ const sandboxDoc = "Id of the sandbox to act on. Omit it to use this session's o
 
 type sandboxInfo struct {
 	ID        string            `json:"id" jsonschema:"The sandbox id."`
-	State     string            `json:"state" jsonschema:"running, or failed (then reason says why)."`
+	State     string            `json:"state" jsonschema:"running, paused (sandbox_resume wakes it), or failed (then reason says why)."`
 	Reason    string            `json:"reason,omitempty" jsonschema:"Why a failed sandbox stopped."`
 	Template  string            `json:"template"`
 	CPU       float64           `json:"cpu" jsonschema:"CPU cores."`

@@ -44,6 +44,7 @@ func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest
 	if err != nil {
 		return ExecResult{}, err
 	}
+	defer b.hold()() // not idle while it runs (idle_pause_after_s)
 	b.mu.Lock()
 	spec := b.sb.Spec
 	inst := b.inst

@@ -136,7 +136,8 @@ type box struct {
 	sb    Sandbox
 	inst  runtime.Instance
 	timer *time.Timer
-	gone  bool // deleted or being deleted
+	gone  bool       // deleted or being deleted
+	pz    pauseState // pause.go
 }
 
 // New returns a manager; call Start before use.
@@ -178,7 +179,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	keep := map[string]bool{}
 	var reattached, cleaned int
 	for _, r := range rows {
-		if r.Pooled || r.State != string(StateRunning) {
+		if r.Pooled || (r.State != string(StateRunning) && r.State != string(StatePaused)) {
 			m.cleanupRow(ctx, r)
 			cleaned++
 			continue
@@ -194,10 +195,23 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 		b := &box{inst: inst, sb: Sandbox{ID: r.ID, Tenant: r.Tenant, State: StateRunning, Spec: spec,
 			CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}}
+		if err := m.reattachPaused(ctx, b, State(r.State)); err != nil { // pause.go
+			m.log.Warn("paused sandbox cannot be held paused across restart; cleaning up", "sandbox", r.ID, "err", err)
+			_ = m.rt.Destroy(ctx, inst)
+			m.cleanupRow(ctx, r)
+			cleaned++
+			continue
+		}
+		if r.State == string(StatePaused) {
+			pausedAt := r.PausedAt
+			b.sb.State, b.sb.PausedAt, b.sb.RemainingMS = StatePaused, &pausedAt, r.Remaining.Milliseconds()
+			b.pz.remaining = r.Remaining
+		}
 		m.mu.Lock()
 		m.boxes[r.ID] = b
 		m.mu.Unlock()
 		m.arm(b)
+		m.armIdle(b)
 		m.watch(b)
 		keep[r.ID] = true
 		reattached++
@@ -385,6 +399,7 @@ func (m *Manager) adopt(b *box) Sandbox {
 	m.boxes[b.sb.ID] = b
 	m.mu.Unlock()
 	m.arm(b)
+	m.armIdle(b)
 	m.watch(b)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -409,13 +424,21 @@ func (m *Manager) persist(ctx context.Context, b *box, pooled bool) error {
 	spec, _ := json.Marshal(b.sb.Spec)
 	var rt []byte = []byte("{}")
 	state := string(StateRunning)
+	b.mu.Lock()
+	row := store.Sandbox{ID: b.sb.ID, Tenant: b.sb.Tenant, Template: b.sb.Spec.Template,
+		Spec: spec, CreatedAt: b.sb.CreatedAt, ExpiresAt: b.sb.ExpiresAt, Pooled: pooled}
+	if b.sb.State == StatePaused {
+		state = string(StatePaused)
+		row.PausedAt, row.Remaining = *b.sb.PausedAt, b.pz.remaining
+	}
+	b.mu.Unlock()
 	if b.inst != nil {
 		rt = b.inst.Record()
 	} else {
 		state = "creating"
 	}
-	err := m.db.PutSandbox(ctx, store.Sandbox{ID: b.sb.ID, Tenant: b.sb.Tenant, State: state, Template: b.sb.Spec.Template,
-		Spec: spec, Runtime: rt, CreatedAt: b.sb.CreatedAt, ExpiresAt: b.sb.ExpiresAt, Pooled: pooled})
+	row.State, row.Runtime = state, rt
+	err := m.db.PutSandbox(ctx, row)
 	if err != nil {
 		return errs.Wrap(errs.CodeUnavailable, err, "the state store cannot be written")
 	}
@@ -445,8 +468,14 @@ func (m *Manager) expire(id string) {
 		m.arm(b)
 		return
 	}
+	if m.expireOrPause(b) { // on_timeout: pause (pause.go)
+		return
+	}
 	ctx := context.Background()
-	_ = m.event(ctx, Event{Kind: "sandbox.expire", Phase: "event", Tenant: b.sb.Tenant, Sandbox: id})
+	b.mu.Lock()
+	data := map[string]any{"state": string(b.sb.State)} // "paused": it slept out paused_timeout_s
+	b.mu.Unlock()
+	_ = m.event(ctx, Event{Kind: "sandbox.expire", Phase: "event", Tenant: b.sb.Tenant, Sandbox: id, Data: data})
 	m.log.Info("sandbox timed out", "sandbox", id)
 	m.remove(ctx, b)
 }
@@ -674,7 +703,13 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 		return Sandbox{}, err
 	}
 	b.mu.Lock()
-	b.sb.ExpiresAt = time.Now().Add(d)
+	if b.sb.State == StatePaused {
+		// The clock is stopped: the new life starts at resume.
+		b.pz.remaining = d
+		b.sb.RemainingMS = d.Milliseconds()
+	} else {
+		b.sb.ExpiresAt = time.Now().Add(d)
+	}
 	b.sb.Spec.TimeoutS = int64(d / time.Second)
 	b.mu.Unlock()
 	if err := m.persist(ctx, b, false); err != nil {
@@ -691,18 +726,28 @@ func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (Stats, error)
 	if err := sc.Need(rights.Read); err != nil {
 		return wire.Stats{}, err
 	}
-	b, err := m.running(sc, id)
+	b, err := m.find(sc, id)
 	if err != nil {
 		return wire.Stats{}, err
+	}
+	b.mu.Lock()
+	state, reason := b.sb.State, b.sb.Reason
+	b.mu.Unlock()
+	if state != StateRunning && state != StatePaused { // a paused sandbox's consumption is readable
+		return wire.Stats{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", state, reason)
 	}
 	st, err := b.inst.Stats()
 	return st, err
 }
 
-// running is find, plus "must be running".
+// running is find, plus "must be running": a paused sandbox answers
+// sandbox_paused or, with auto_resume, is resumed (pause.go).
 func (m *Manager) running(sc Scope, id string) (*box, error) {
 	b, err := m.find(sc, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.gate(sc, b); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()

@@ -165,6 +165,9 @@ func (l Limits) Normalize(s Spec) (Spec, error) {
 		return s, err
 	}
 	s.Network = n
+	if err := l.normalizeLifecycle(&s); err != nil { // pause.go
+		return s, err
+	}
 	return s, nil
 }
 

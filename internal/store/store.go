@@ -38,7 +38,10 @@ var baseMigrations = []Migration{{"sandboxes-1", `CREATE TABLE sandboxes (
 		expires_at INTEGER NOT NULL,
 		pooled     INTEGER NOT NULL DEFAULT 0
 	);
-	CREATE INDEX sandboxes_tenant ON sandboxes(tenant);`}}
+	CREATE INDEX sandboxes_tenant ON sandboxes(tenant);`},
+	// A paused sandbox: when it was paused, and the life it has left.
+	{"sandboxes-2-paused", `ALTER TABLE sandboxes ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sandboxes ADD COLUMN remaining_ns INTEGER NOT NULL DEFAULT 0;`}}
 
 // Open opens (creating if needed) DIR/paddock.db and applies the base
 // migrations and more, in order, skipping those already applied.

@@ -422,7 +422,18 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 	inst.guest = guestapi.NewClient(filepath.Join(b.sbDir(id), "guest.sock"))
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if h, err := inst.guest.Health(hctx); err != nil || h.Version != guestapi.Version {
+	if inst.cg != nil {
+		if f, err := inst.cg.Frozen(); err == nil && f {
+			// Paused before the restart: a frozen agent cannot answer, and
+			// thawing it to ask would let the sandbox run. Pid and start
+			// time prove it is the same process; Resume checks the agent.
+			inst.paused.Store(true)
+			inst.unverified.Store(true)
+		}
+	}
+	if inst.paused.Load() {
+		// verified on Resume
+	} else if h, err := inst.guest.Health(hctx); err != nil || h.Version != guestapi.Version {
 		b.slots.free(rec.Slot)
 		inst.slot = -1
 		unix.Close(pidfd)
@@ -444,20 +455,23 @@ func (b *Backend) Cleanup(ctx context.Context, id string, raw json.RawMessage) e
 	var rec record
 	_ = json.Unmarshal(raw, &rec)
 	inst := &instance{b: b, id: id, slot: -1, done: make(chan struct{}), layer: true, runDir: true, pidfd: -1}
+	if cg, err := b.o.Cgroups.Open(id); err == nil {
+		inst.cg = cg
+	}
 	// Kill the guest only if it is provably ours.
 	if rec.Pid > 0 {
 		if st, err := procStartTime(rec.Pid); err == nil && st == rec.StartTime {
 			if fd, err := unix.PidfdOpen(rec.Pid, 0); err == nil {
 				if st2, err := procStartTime(rec.Pid); err == nil && st2 == rec.StartTime {
 					_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+					if inst.cg != nil { // a paused sandbox: v1 acts on SIGKILL only once thawed
+						_ = inst.cg.Thaw(ctx)
+					}
 					waitPidfd(fd, 10*time.Second)
 				}
 				unix.Close(fd)
 			}
 		}
-	}
-	if cg, err := b.o.Cgroups.Open(id); err == nil {
-		inst.cg = cg
 	}
 	b.teardown(inst)
 	return nil

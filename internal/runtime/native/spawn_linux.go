@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,9 @@ type instance struct {
 	done        chan struct{}
 	doneOnce    sync.Once
 	destroyOnce sync.Once
+
+	paused     atomic.Bool // frozen (pause_linux.go)
+	unverified atomic.Bool // reattached frozen: agent version not yet checked
 }
 
 func (i *instance) ID() string                       { return i.id }
@@ -74,7 +78,7 @@ func (i *instance) Stats() (runtime.Stats, error) {
 		if u, err := i.b.o.Disk.Usage(i.id); err == nil {
 			s.DiskBytes, s.DiskInodes = u.Bytes, u.Inodes
 		}
-	} else if i.guest != nil {
+	} else if i.guest != nil && !i.paused.Load() { // a frozen agent cannot answer
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if h, err := i.guest.Health(ctx); err == nil {
@@ -88,6 +92,7 @@ func (i *instance) kill() {
 	if i.pidfd > 0 {
 		_ = unix.PidfdSendSignal(i.pidfd, unix.SIGKILL, nil, 0)
 	}
+	i.thawForKill()
 }
 
 // watchPidfd waits for a reattached guest (not our child) to exit.

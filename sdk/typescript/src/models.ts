@@ -546,9 +546,13 @@ export interface Sandbox {
   expires_at: string;
   from_pool?: boolean;
   id: string;
+  /** When a paused sandbox was paused; while paused, expires_at is when it is destroyed unless resumed (paused_timeout_s). */
+  paused_at?: string;
   reason?: string;
+  /** While paused: the life the sandbox gets back when it resumes. */
+  remaining_ms?: number;
   spec: Spec;
-  state: "running" | "failed";
+  state: "running" | "paused" | "failed";
   tenant: string;
 }
 
@@ -618,14 +622,22 @@ export interface SignalResult {
 }
 
 export interface Spec {
+  /** Calls that need a paused sandbox (exec, files, processes, browser, ports) resume it first instead of answering 409 sandbox_paused. */
+  auto_resume?: boolean;
   /** Start a headless Chromium in the sandbox at create (docs/browser.md); unset limits default to a browser's needs (1024 MiB, 1024 pids) */
   browser?: boolean;
   cpu?: number;
   disk_mb?: number;
   env?: Record<string, string>;
+  /** Pause it after this long without exec, file, process or port traffic (0: never). */
+  idle_pause_after_s?: number;
   labels?: Record<string, string>;
   memory_mb?: number;
   network?: Network;
+  /** What its timeout does (default kill); pause: it sleeps, and a resume gives it a whole timeout_s again. */
+  on_timeout?: "kill" | "pause";
+  /** How long it may stay paused before it is destroyed (default 604800, 7 days). */
+  paused_timeout_s?: number;
   pids?: number;
   /** Isolation: native (the default; Linux namespaces, seccomp, Landlock) or gvisor (gVisor's kernel; docs/gvisor.md). gvisor where this server cannot run it is refused with unsupported */
   runtime?: "native" | "gvisor";
@@ -815,12 +827,14 @@ export const OPERATIONS = {
   postSandboxFilesEdit: ["POST", "/v1/sandboxes/{id}/files/edit"],
   postSandboxFilesMkdir: ["POST", "/v1/sandboxes/{id}/files/mkdir"],
   postSandboxFilesMove: ["POST", "/v1/sandboxes/{id}/files/move"],
+  postSandboxPause: ["POST", "/v1/sandboxes/{id}/pause"],
   postSandboxPortUrl: ["POST", "/v1/sandboxes/{id}/ports/{port}/url"],
   postSandboxProcessCloseStdin: ["POST", "/v1/sandboxes/{id}/processes/{pid}/close-stdin"],
   postSandboxProcessResize: ["POST", "/v1/sandboxes/{id}/processes/{pid}/resize"],
   postSandboxProcessSignal: ["POST", "/v1/sandboxes/{id}/processes/{pid}/signal"],
   postSandboxProcessStdin: ["POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"],
   postSandboxProcessWait: ["POST", "/v1/sandboxes/{id}/processes/{pid}/wait"],
+  postSandboxResume: ["POST", "/v1/sandboxes/{id}/resume"],
   postSandboxTimeout: ["POST", "/v1/sandboxes/{id}/timeout"],
   proxyDeleteSandboxPort: ["DELETE", "/v1/sandboxes/{id}/ports/{port}/{path...}"],
   proxyGetSandboxPort: ["GET", "/v1/sandboxes/{id}/ports/{port}/{path...}"],

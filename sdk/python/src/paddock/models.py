@@ -1877,7 +1877,9 @@ class Sandbox:
     state: str
     tenant: str
     from_pool: bool | None = None
+    paused_at: str | None = None
     reason: str | None = None
+    remaining_ms: int | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Sandbox:
@@ -1889,7 +1891,9 @@ class Sandbox:
             state=d["state"],
             tenant=d["tenant"],
             from_pool=d.get("from_pool"),
+            paused_at=d.get("paused_at"),
             reason=d.get("reason"),
+            remaining_ms=d.get("remaining_ms"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -1908,8 +1912,12 @@ class Sandbox:
             d["tenant"] = self.tenant
         if self.from_pool is not None:
             d["from_pool"] = self.from_pool
+        if self.paused_at is not None:
+            d["paused_at"] = self.paused_at
         if self.reason is not None:
             d["reason"] = self.reason
+        if self.remaining_ms is not None:
+            d["remaining_ms"] = self.remaining_ms
         return d
 
 
@@ -2151,13 +2159,17 @@ class SignalResult:
 
 @dataclass(kw_only=True)
 class Spec:
+    auto_resume: bool | None = None
     browser: bool | None = None
     cpu: float | None = None
     disk_mb: int | None = None
     env: dict[str, str] | None = None
+    idle_pause_after_s: int | None = None
     labels: dict[str, str] | None = None
     memory_mb: int | None = None
     network: Network | None = None
+    on_timeout: str | None = None
+    paused_timeout_s: int | None = None
     pids: int | None = None
     runtime: str | None = None
     template: str | None = None
@@ -2166,13 +2178,17 @@ class Spec:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Spec:
         return cls(
+            auto_resume=d.get("auto_resume"),
             browser=d.get("browser"),
             cpu=None if (v := d.get("cpu")) is None else float(v),
             disk_mb=d.get("disk_mb"),
             env=d.get("env"),
+            idle_pause_after_s=d.get("idle_pause_after_s"),
             labels=d.get("labels"),
             memory_mb=d.get("memory_mb"),
             network=None if (v := d.get("network")) is None else Network.from_dict(v),
+            on_timeout=d.get("on_timeout"),
+            paused_timeout_s=d.get("paused_timeout_s"),
             pids=d.get("pids"),
             runtime=d.get("runtime"),
             template=d.get("template"),
@@ -2181,6 +2197,8 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
+        if self.auto_resume is not None:
+            d["auto_resume"] = self.auto_resume
         if self.browser is not None:
             d["browser"] = self.browser
         if self.cpu is not None:
@@ -2189,12 +2207,18 @@ class Spec:
             d["disk_mb"] = self.disk_mb
         if self.env is not None:
             d["env"] = self.env
+        if self.idle_pause_after_s is not None:
+            d["idle_pause_after_s"] = self.idle_pause_after_s
         if self.labels is not None:
             d["labels"] = self.labels
         if self.memory_mb is not None:
             d["memory_mb"] = self.memory_mb
         if self.network is not None:
             d["network"] = self.network.to_dict()
+        if self.on_timeout is not None:
+            d["on_timeout"] = self.on_timeout
+        if self.paused_timeout_s is not None:
+            d["paused_timeout_s"] = self.paused_timeout_s
         if self.pids is not None:
             d["pids"] = self.pids
         if self.runtime is not None:

@@ -1,0 +1,348 @@
+package sandbox
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/wire"
+)
+
+// StatePaused is a sandbox frozen in place (docs/state.md).
+const StatePaused = wire.StatePaused
+
+// Lifecycle bounds.
+const (
+	DefaultPausedTimeout = 7 * 24 * time.Hour
+	MaxPausedTimeout     = 30 * 24 * time.Hour
+	// resumeWait bounds an automatic resume (auto_resume) made for a call.
+	resumeWait = 10 * time.Second
+)
+
+// What paused a sandbox, or resumed it (the audit event's "cause").
+const (
+	causeCall    = "call"        // POST pause / resume
+	causeTimeout = "timeout"     // on_timeout: pause
+	causeIdle    = "idle"        // idle_pause_after_s
+	causeAuto    = "auto_resume" // a call needing the sandbox
+)
+
+// pauseState is a box's pause bookkeeping (guarded by box.mu unless noted).
+type pauseState struct {
+	op        sync.Mutex    // one pause or resume at a time
+	remaining time.Duration // life given back on resume, while paused
+	idle      *time.Timer   // idle_pause_after_s
+	active    atomic.Int64  // unix ns of the last exec/file/process/port call
+	busy      atomic.Int32  // calls in flight (an exec running is not idle)
+}
+
+// normalizeLifecycle fills and checks the lifecycle fields of s.
+func (l Limits) normalizeLifecycle(s *Spec) error {
+	switch s.OnTimeout {
+	case "":
+		s.OnTimeout = wire.OnTimeoutKill
+	case wire.OnTimeoutKill, wire.OnTimeoutPause:
+	default:
+		return errs.Invalid("on_timeout must be %q or %q", wire.OnTimeoutKill, wire.OnTimeoutPause)
+	}
+	if s.PausedTimeoutS == 0 {
+		s.PausedTimeoutS = int64(DefaultPausedTimeout / time.Second)
+	}
+	if s.PausedTimeoutS < 1 || s.PausedTimeoutS > int64(MaxPausedTimeout/time.Second) {
+		return errs.Invalid("paused_timeout_s must be between 1 and %d", int64(MaxPausedTimeout/time.Second))
+	}
+	if s.IdlePauseAfterS < 0 || time.Duration(s.IdlePauseAfterS)*time.Second > l.MaxTimeout {
+		return errs.Invalid("idle_pause_after_s must be between 0 (never) and %d", int64(l.MaxTimeout/time.Second))
+	}
+	return nil
+}
+
+// Pause freezes sandbox id: its processes stop, memory and connections
+// stay, and its timeout clock stops (paused_timeout_s bounds the sleep).
+// Pausing a paused sandbox answers it as it is.
+func (m *Manager) Pause(ctx context.Context, sc Scope, id string) (Sandbox, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return Sandbox{}, err
+	}
+	b, err := m.find(sc, id)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	return m.pause(ctx, b, sc.Actor, causeCall)
+}
+
+// Resume thaws paused sandbox id and restarts its timeout clock with the
+// life it had left. Resuming a running sandbox answers it as it is.
+func (m *Manager) Resume(ctx context.Context, sc Scope, id string) (Sandbox, error) {
+	if err := sc.Need(rights.Write); err != nil {
+		return Sandbox{}, err
+	}
+	b, err := m.find(sc, id)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	return m.resume(ctx, b, sc.Actor, causeCall)
+}
+
+func (m *Manager) snapshotOf(b *box) Sandbox {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb
+}
+
+func (m *Manager) pause(ctx context.Context, b *box, actor, cause string) (Sandbox, error) {
+	b.pz.op.Lock()
+	defer b.pz.op.Unlock()
+	b.mu.Lock()
+	sb, gone := b.sb, b.gone
+	b.mu.Unlock()
+	switch {
+	case gone:
+		return Sandbox{}, errs.NotFound("sandbox not found")
+	case sb.State == StatePaused:
+		return sb, nil
+	case sb.State != StateRunning:
+		return Sandbox{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
+	}
+	p, err := runtime.PauserOf(m.rt.Name(), b.inst)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	data := map[string]any{"cause": cause}
+	if err := m.event(ctx, Event{Kind: "sandbox.pause", Phase: "intent", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data}); err != nil {
+		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
+	}
+	start := time.Now()
+	if err := p.Pause(ctx); err != nil {
+		err = errs.Wrap(errs.CodeOf(err), err, "the sandbox could not be paused")
+		m.log.Error("pause failed", "sandbox", sb.ID, "err", err)
+		_ = m.event(ctx, Event{Kind: "sandbox.pause", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Sandbox{}, err
+	}
+	now := time.Now()
+	b.mu.Lock()
+	prev := b.sb
+	left := time.Until(b.sb.ExpiresAt)
+	if cause == causeTimeout || left < time.Second {
+		// Paused by its timeout: a resume gives it a whole timeout again
+		// (else it would expire the moment it woke).
+		left = time.Duration(b.sb.Spec.TimeoutS) * time.Second
+	}
+	b.pz.remaining = left
+	b.sb.State = StatePaused
+	b.sb.PausedAt = &now
+	b.sb.RemainingMS = left.Milliseconds()
+	b.sb.ExpiresAt = now.Add(time.Duration(b.sb.Spec.PausedTimeoutS) * time.Second)
+	if b.pz.idle != nil {
+		b.pz.idle.Stop()
+	}
+	b.mu.Unlock()
+	if err := m.persist(context.WithoutCancel(ctx), b, false); err != nil {
+		// Not recorded: a restart would reattach it as running, frozen.
+		// Undo, so what runs is what is recorded.
+		_ = p.Resume(context.WithoutCancel(ctx))
+		b.mu.Lock()
+		b.sb = prev
+		b.mu.Unlock()
+		m.armIdle(b)
+		_ = m.event(ctx, Event{Kind: "sandbox.pause", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Sandbox{}, err
+	}
+	m.arm(b)
+	_ = m.event(ctx, Event{Kind: "sandbox.pause", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
+		Duration: time.Since(start)})
+	return m.snapshotOf(b), nil
+}
+
+func (m *Manager) resume(ctx context.Context, b *box, actor, cause string) (Sandbox, error) {
+	b.pz.op.Lock()
+	defer b.pz.op.Unlock()
+	b.mu.Lock()
+	sb, gone := b.sb, b.gone
+	b.mu.Unlock()
+	switch {
+	case gone:
+		return Sandbox{}, errs.NotFound("sandbox not found")
+	case sb.State == StateRunning:
+		return sb, nil
+	case sb.State != StatePaused:
+		return Sandbox{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
+	}
+	p, err := runtime.PauserOf(m.rt.Name(), b.inst)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	data := map[string]any{"cause": cause}
+	if err := m.event(ctx, Event{Kind: "sandbox.resume", Phase: "intent", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data}); err != nil {
+		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
+	}
+	start := time.Now()
+	if err := p.Resume(ctx); err != nil {
+		m.log.Error("resume failed", "sandbox", sb.ID, "err", err)
+		if !p.Paused() {
+			// Thawed, but its agent does not answer (a sandbox reattached
+			// paused whose agent is not the one we started): it is
+			// failed, as if it had exited.
+			b.mu.Lock()
+			b.sb.State = StateFailed
+			b.sb.Reason = "the sandbox's agent did not answer after resume"
+			b.mu.Unlock()
+			_ = m.db.SetSandboxState(context.WithoutCancel(ctx), sb.ID, string(StateFailed))
+			_ = m.rt.Destroy(context.WithoutCancel(ctx), b.inst)
+		}
+		err = errs.Wrap(errs.CodeUnavailable, err, "the sandbox could not be resumed")
+		_ = m.event(ctx, Event{Kind: "sandbox.resume", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Sandbox{}, err
+	}
+	now := time.Now()
+	b.mu.Lock()
+	b.sb.State = StateRunning
+	b.sb.ExpiresAt = now.Add(b.pz.remaining)
+	b.sb.PausedAt = nil
+	b.sb.RemainingMS = 0
+	b.mu.Unlock()
+	b.pz.active.Store(now.UnixNano())
+	if err := m.persist(context.WithoutCancel(ctx), b, false); err != nil {
+		// Running but recorded paused: a restart re-freezes it, which
+		// loses nothing; say so rather than pretend.
+		m.log.Error("resume not recorded", "sandbox", sb.ID, "err", err)
+	}
+	m.arm(b)
+	m.armIdle(b)
+	_ = m.event(ctx, Event{Kind: "sandbox.resume", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
+		Duration: time.Since(start)})
+	return m.snapshotOf(b), nil
+}
+
+// gate is what running sandbox calls pass: a paused sandbox answers
+// sandbox_paused, or, with auto_resume, is resumed first. It also marks
+// the sandbox active (idle_pause_after_s). Called without b.mu.
+func (m *Manager) gate(sc Scope, b *box) error {
+	b.pz.active.Store(time.Now().UnixNano())
+	b.mu.Lock()
+	st, auto := b.sb.State, b.sb.Spec.AutoResume
+	b.mu.Unlock()
+	if st != StatePaused {
+		return nil
+	}
+	if !auto {
+		return errs.New(errs.CodeSandboxPaused, "sandbox is paused: resume it first (or create it with auto_resume)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resumeWait)
+	defer cancel()
+	_, err := m.resume(ctx, b, sc.Actor, causeAuto)
+	return err
+}
+
+// Hold marks a call in flight on b (an exec): a sandbox is not idle while
+// one runs. The returned func ends it.
+func (b *box) hold() func() {
+	b.pz.busy.Add(1)
+	return func() {
+		b.pz.active.Store(time.Now().UnixNano())
+		b.pz.busy.Add(-1)
+	}
+}
+
+// armIdle (re)starts the idle timer of a running sandbox with
+// idle_pause_after_s.
+func (m *Manager) armIdle(b *box) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pz.idle != nil {
+		b.pz.idle.Stop()
+		b.pz.idle = nil
+	}
+	after := time.Duration(b.sb.Spec.IdlePauseAfterS) * time.Second
+	if after <= 0 || b.gone || b.sb.State != StateRunning {
+		return
+	}
+	if b.pz.active.Load() == 0 {
+		b.pz.active.Store(time.Now().UnixNano())
+	}
+	wait := after - time.Since(time.Unix(0, b.pz.active.Load()))
+	id := b.sb.ID
+	b.pz.idle = time.AfterFunc(max(wait, 0), func() { m.idleCheck(id) })
+}
+
+// idleCheck pauses a sandbox that has been idle long enough, or waits on.
+func (m *Manager) idleCheck(id string) {
+	b := m.lookup(id)
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	after := time.Duration(b.sb.Spec.IdlePauseAfterS) * time.Second
+	running := b.sb.State == StateRunning && !b.gone
+	b.mu.Unlock()
+	if !running {
+		return
+	}
+	idle := time.Since(time.Unix(0, b.pz.active.Load()))
+	if b.pz.busy.Load() > 0 || idle < after {
+		if b.pz.busy.Load() > 0 {
+			b.pz.active.Store(time.Now().UnixNano())
+		}
+		m.armIdle(b)
+		return
+	}
+	m.log.Info("sandbox idle; pausing", "sandbox", id, "idle", idle.Round(time.Second))
+	if _, err := m.pause(context.Background(), b, "", causeIdle); err != nil {
+		m.log.Warn("idle pause failed", "sandbox", id, "err", err)
+	}
+}
+
+// expireOrPause is what a sandbox's clock running out does: a running
+// sandbox with on_timeout: pause is paused; anything else is destroyed
+// (a paused one has slept out paused_timeout_s). It reports whether the
+// sandbox was paused instead.
+func (m *Manager) expireOrPause(b *box) bool {
+	b.mu.Lock()
+	pause := b.sb.State == StateRunning && b.sb.Spec.OnTimeout == wire.OnTimeoutPause
+	b.mu.Unlock()
+	if !pause {
+		return false
+	}
+	if _, err := m.pause(context.Background(), b, "", causeTimeout); err != nil {
+		m.log.Warn("pause at timeout failed; destroying", "sandbox", b.sb.ID, "err", err)
+		return false
+	}
+	return true
+}
+
+// reattachPaused brings a reattached sandbox's backend state in line with
+// its record: recorded paused, it is (re-)frozen; recorded running but
+// found frozen (a crash during a pause), it is thawed.
+func (m *Manager) reattachPaused(ctx context.Context, b *box, recorded State) error {
+	p, err := runtime.PauserOf(m.rt.Name(), b.inst)
+	if err != nil {
+		if recorded == StatePaused {
+			return err
+		}
+		return nil
+	}
+	switch {
+	case recorded == StatePaused && !p.Paused():
+		return p.Pause(ctx)
+	case recorded != StatePaused && p.Paused():
+		return p.Resume(ctx)
+	}
+	return nil
+}
+
+// Pause freezes a sandbox (Manager.Pause).
+func (c *Caller) Pause(ctx context.Context, id string) (Sandbox, error) {
+	return c.m.Pause(ctx, rights.FromContext(ctx), id)
+}
+
+// Resume thaws a paused sandbox (Manager.Resume).
+func (c *Caller) Resume(ctx context.Context, id string) (Sandbox, error) {
+	return c.m.Resume(ctx, rights.FromContext(ctx), id)
+}
