@@ -110,7 +110,11 @@ func callBounded(fn reflect.Value, args []reflect.Value, errAt int) (err error, 
 	go func() {
 		defer close(done)
 		defer func() { panicked = recover() }()
-		out := fn.Call(args)
+		call := fn.Call
+		if fn.Type().IsVariadic() {
+			call = fn.CallSlice // the last argument is the variadic slice itself
+		}
+		out := call(args)
 		err, _ = out[errAt].Interface().(error)
 	}()
 	select {
