@@ -224,7 +224,16 @@ func TestPosture(t *testing.T) {
 			t.Errorf("pids %d: the guest is not in its cgroup", st.Pids)
 		}
 		mem := readCgroup(t, "memory", e.Prefix+"/"+sb.ID+"/w/memory.limit_in_bytes")
-		wantMem := (spec.MemoryMB + 1024) << 20 // tmpfs layers: memory + disk (default 1 GiB)
+		got, err := e.Manager.Get(t.Context(), e.Scope, sb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// tmpfs layers: memory + disk (the disk the manager gave it: its
+		// default depends on the layer store).
+		wantMem := (spec.MemoryMB + got.Spec.DiskMB) << 20
+		if got.Spec.DiskMB <= 0 {
+			t.Fatalf("the sandbox's spec has no disk: %+v", got.Spec)
+		}
 		if !e.TmpfsLayers() {
 			wantMem = spec.MemoryMB << 20
 		}
