@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps deps-kube guest build console run test test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
+.PHONY: all deps deps-kube guest build console run test test-kube test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
@@ -42,10 +42,15 @@ run: deps build
 
 # The whole suite: unit, integration (root: real sandboxes), CLI scripts,
 # fuzz seed corpora.
-test: deps-kube guest
+test: deps guest
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# The kube runtime's cluster tests (docs/kubernetes.md): the Kubernetes
+# binaries, then a real single-node cluster. Opt-in: see kubetest.Get.
+test-kube: deps-kube guest
+	PADDOCK_KUBE_TESTS=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/runtime/kube/...
 
 test-short: guest
 	$(GO) test -count=1 -short ./...
