@@ -3,6 +3,7 @@ package mcp
 import (
 	"iter"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,9 +27,21 @@ type owner struct{ tenant, key string }
 // that concurrent openings cannot pass a limit together).
 type sessionOwners struct {
 	mu      sync.Mutex
-	ids     map[string]owner
+	ids     map[string]opened
 	pending map[owner]int
 }
+
+// opened is a session's owner and when its opening was answered.
+type opened struct {
+	owner
+	at time.Time
+}
+
+// settleGrace: a session just answered may not be in the SDK's list yet
+// (the client's initialized notification is still to come), so for this
+// long a recorded session counts even when the list lacks it — otherwise
+// a flood of concurrent openings slipped a few past the key's limit.
+const settleGrace = 30 * time.Second
 
 // reserve admits one more session for o, or says which limit it is over.
 // release records the session id the answer carried ("" if none was
@@ -46,11 +59,12 @@ func (so *sessionOwners) reserve(o owner, open iter.Seq[*sdk.ServerSession], lim
 		so.pending = map[owner]int{}
 	}
 	var all, tenant, key int
-	for id, ow := range so.ids {
-		if !live[id] {
+	for id, op := range so.ids {
+		if !live[id] && time.Since(op.at) > settleGrace {
 			delete(so.ids, id) // ended
 			continue
 		}
+		ow := op.owner
 		tenant += b2i(ow.tenant == o.tenant)
 		key += b2i(ow == o)
 	}
@@ -84,7 +98,7 @@ func (so *sessionOwners) reserve(o owner, open iter.Seq[*sdk.ServerSession], lim
 				delete(so.pending, o)
 			}
 			if id != "" {
-				so.ids[id] = o
+				so.ids[id] = opened{owner: o, at: time.Now()}
 			}
 		})
 	}, nil

@@ -103,7 +103,7 @@ func New(b Backend, o Options) (*Server, error) {
 	if o.MaxSessionsPerKey == 0 {
 		o.MaxSessionsPerKey = min(DefaultMaxSessionsPerKey, o.MaxSessionsPerTenant)
 	}
-	s := &Server{b: b, o: o, log: o.Log, sessions: map[*sdk.ServerSession]*session{}, owners: &sessionOwners{ids: map[string]owner{}}}
+	s := &Server{b: b, o: o, log: o.Log, sessions: map[*sdk.ServerSession]*session{}, owners: &sessionOwners{ids: map[string]opened{}}}
 	var err error
 	if s.origins, err = gate.NewOrigins(o.AllowedOrigins); err != nil {
 		return nil, err
