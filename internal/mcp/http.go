@@ -115,6 +115,16 @@ func (s *Server) authenticate(authn auth.Authenticator, next http.Handler) http.
 // of a key (limits.go).
 func (s *Server) limitSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			next.ServeHTTP(w, r)
+			for ss := range s.http.Sessions() {
+				if ss.ID() == id {
+					return // not closed (not the caller's, or refused): still counts
+				}
+			}
+			s.owners.forget(id) // closed: it counts no more (limits.go)
+			return
+		}
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
 			return

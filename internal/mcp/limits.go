@@ -104,6 +104,13 @@ func (so *sessionOwners) reserve(o owner, open iter.Seq[*sdk.ServerSession], lim
 	}, nil
 }
 
+// forget drops a session its client closed.
+func (so *sessionOwners) forget(id string) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	delete(so.ids, id)
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
