@@ -53,10 +53,14 @@ func (s *Service) Navigate(ctx context.Context, sc sandbox.Scope, id string, req
 		a.recover()
 		status, err := a.navigate(u.String(), wait)
 		var le *chromedp.LoadError
-		if errors.As(err, &le) && le.ErrorText == "net::ERR_NETWORK_CHANGED" {
+		if errors.As(err, &le) && (le.ErrorText == "net::ERR_NETWORK_CHANGED" ||
+			le.ErrorText == "net::ERR_ABORTED" && len(a.sess.downloadsSince(a.dlMark)) == 0) {
 			// Chromium aborts what is in flight when the sandbox's
 			// interface or resolver changes (at start, or a policy
-			// change): a transient error, so once more.
+			// change), and a new navigation can be aborted by the
+			// error page of a refused one still committing: transient
+			// errors, so once more. (An abort that was a download is not
+			// repeated.)
 			time.Sleep(100 * time.Millisecond)
 			status, err = a.navigate(u.String(), wait)
 		}
