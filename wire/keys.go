@@ -105,6 +105,10 @@ type Quotas struct {
 	AllowedDomains   []string `json:"allowed_domains,omitempty"`
 	DenySecrets      bool     `json:"deny_secrets,omitempty"`
 	DenyExposedPorts bool     `json:"deny_exposed_ports,omitempty"`
+	// Runtimes the tenant's sandboxes may run in (RuntimeNative,
+	// RuntimeGVisor); empty: any the server offers. ["gvisor"] requires
+	// gVisor: a spec that names no runtime gets the first one listed.
+	Runtimes []string `json:"runtimes,omitempty"`
 
 	// Defaults fill what a spec leaves unset, before the server's defaults.
 	Defaults Defaults `json:"defaults,omitzero"`
@@ -118,6 +122,7 @@ type Defaults struct {
 	DiskMB   int64   `json:"disk_mb,omitempty"`
 	Pids     int64   `json:"pids,omitempty"`
 	TimeoutS int64   `json:"timeout_s,omitempty"`
+	Runtime  string  `json:"runtime,omitempty"`
 }
 
 // Usage is what a tenant's running sandboxes hold.

@@ -25,7 +25,8 @@ type quotaFlags struct {
 	maxTotalCPU, perMinute, maxCPU, defCPU   float64
 	maxTotalMem, maxMem, maxDisk, maxTimeout string
 	defTemplate, defMem, defDisk, defTimeout string
-	modes, domains                           []string
+	defRuntime                               string
+	modes, domains, runtimes                 []string
 	denySecrets, denyPorts                   bool
 }
 
@@ -43,6 +44,7 @@ func (q *quotaFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&q.maxTimeout, "max-timeout", "", "life of a sandbox, e.g. 2h")
 	fs.StringArrayVar(&q.modes, "network-mode", nil, "allowed network mode: none, allowlist, open (repeatable; none is always allowed; \"\" clears)")
 	fs.StringArrayVar(&q.domains, "allow-domain", nil, "domain sandboxes may be allowed to reach: example.com or *.example.com (repeatable; \"\" clears)")
+	fs.StringArrayVar(&q.runtimes, "runtime", nil, "allowed runtime: native, gvisor (repeatable; --runtime gvisor alone requires gVisor; \"\" clears)")
 	fs.BoolVar(&q.denySecrets, "deny-secrets", false, "sandboxes may not use secrets")
 	fs.BoolVar(&q.denyPorts, "deny-exposed-ports", false, "sandboxes may not expose ports")
 	fs.StringVar(&q.defTemplate, "default-template", "", "template of a spec that names none")
@@ -51,6 +53,7 @@ func (q *quotaFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&q.defDisk, "default-disk", "", "disk of a spec that sets none")
 	fs.Int64Var(&q.defPids, "default-pids", 0, "pids of a spec that sets none")
 	fs.StringVar(&q.defTimeout, "default-timeout", "", "life of a sandbox whose spec sets none")
+	fs.StringVar(&q.defRuntime, "default-runtime", "", "runtime of a spec that names none")
 }
 
 // ifSet copies v into dst when its flag was given.
@@ -109,6 +112,8 @@ func (q *quotaFlags) apply(qu *client.Quotas) error {
 	ifSet(set, "default-template", q.defTemplate, &qu.Defaults.Template)
 	ifSet(set, "default-cpu", q.defCPU, &qu.Defaults.CPU)
 	ifSet(set, "default-pids", q.defPids, &qu.Defaults.Pids)
+	ifSet(set, "default-runtime", q.defRuntime, &qu.Defaults.Runtime)
+	list("runtime", q.runtimes, &qu.Runtimes)
 	list("network-mode", q.modes, &qu.NetworkModes)
 	list("allow-domain", q.domains, &qu.AllowedDomains)
 	for _, err := range []error{

@@ -193,3 +193,46 @@ func TestDefaultRuntimeUnavailable(t *testing.T) {
 		t.Errorf("a refused configuration made its data directory (%v)", err)
 	}
 }
+
+// A tenant can be required to use gVisor: its sandboxes that name no
+// runtime get gVisor's kernel (even with a native warm pool), asking for
+// native is refused naming the policy, and another tenant is untouched.
+func TestTenantRequiresGVisor(t *testing.T) {
+	if _, err := gvisor.FindRunsc(""); err != nil {
+		t.Skipf("runsc is not installed (scripts/deps.sh builds it): %v", errs.Public(err))
+	}
+	e := testenv.New(t, testenv.Options{PoolSize: 1})
+	ctx := context.Background()
+	if _, err := e.Client.CreateTenant(ctx, "regulated", client.Quotas{Runtimes: []string{"gvisor"}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := e.Client.CreateKey(ctx, client.KeyRequest{Tenant: "regulated", Scopes: []client.Scope{"read", "write", "exec"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := client.New(e.Server.URL, k.Key)
+	kernel := func(c *client.Client, id string) string {
+		t.Helper()
+		r, err := c.Exec(ctx, id, client.ExecRequest{Cmd: []string{"uname", "-r"}})
+		if err != nil || r.ExitCode != 0 {
+			t.Fatalf("exec: %+v %v", r, err)
+		}
+		return strings.ToLower(r.Stdout)
+	}
+	sb, err := reg.Create(ctx, client.Spec{})
+	if err != nil {
+		t.Fatalf("create in the regulated tenant: %v", err)
+	}
+	if sb.Spec.Runtime != "gvisor" || sb.FromPool || !strings.Contains(kernel(reg, sb.ID), "gvisor") {
+		t.Fatalf("a regulated tenant's sandbox without a runtime: %+v", sb)
+	}
+	_, err = reg.Create(ctx, client.Spec{Runtime: "native"})
+	if apiCode(err) != wire.CodeForbidden || !strings.Contains(err.Error(), `runtime "native" is not allowed (allowed: gvisor)`) {
+		t.Fatalf("native in the regulated tenant: %v, want forbidden naming the policy", err)
+	}
+	// Positive control: the default tenant still gets native sandboxes.
+	n, err := e.Client.Create(ctx, client.Spec{})
+	if err != nil || n.Spec.Runtime == "gvisor" || strings.Contains(kernel(e.Client, n.ID), "gvisor") {
+		t.Fatalf("the default tenant's sandbox: %+v %v", n, err)
+	}
+}

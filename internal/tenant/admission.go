@@ -93,6 +93,9 @@ func (a *Admission) Admit(ctx context.Context, sc sandbox.Scope, op string, spec
 	if err := checkCeilings(t.Name, q, eff); err != nil {
 		return nil, err
 	}
+	if err := checkRuntime(t.Name, q, eff); err != nil {
+		return nil, err
+	}
 	if err := checkNetwork(t.Name, q, spec.Network); err != nil {
 		return nil, err
 	}
@@ -144,7 +147,7 @@ func (a *Admission) AdmitExposedPorts(ctx context.Context, tenant string, ports 
 
 func applyDefaults(s *sandbox.Spec, d Defaults) {
 	sandbox.FillDefaults(s, sandbox.Spec{Template: d.Template, CPU: d.CPU, MemoryMB: d.MemoryMB, DiskMB: d.DiskMB,
-		Pids: d.Pids, TimeoutS: d.TimeoutS})
+		Pids: d.Pids, TimeoutS: d.TimeoutS, Runtime: d.Runtime})
 }
 
 // clampDefaults lowers what a spec leaves unset to the tenant's ceiling
@@ -167,12 +170,33 @@ func (a *Admission) clampDefaults(s *sandbox.Spec, q Quotas) {
 	if s.TimeoutS == 0 && q.MaxTimeoutS > 0 && d.TimeoutS > q.MaxTimeoutS {
 		s.TimeoutS = q.MaxTimeoutS
 	}
+	// A tenant required to use gVisor (runtimes: ["gvisor"]) on a server
+	// whose default is native gets its first allowed runtime.
+	if s.Runtime == "" && len(q.Runtimes) > 0 && !contains(q.Runtimes, runtimeOf(d)) {
+		s.Runtime = q.Runtimes[0]
+	}
+}
+
+func runtimeOf(s sandbox.Spec) string {
+	if s.Runtime == "" {
+		return wire.RuntimeNative
+	}
+	return s.Runtime
+}
+
+// checkRuntime applies the tenant's runtime policy (regulated tenants can
+// be held to the gVisor tier, whatever their keys ask for).
+func checkRuntime(tenant string, q Quotas, s sandbox.Spec) error {
+	if rt := runtimeOf(s); len(q.Runtimes) > 0 && !contains(q.Runtimes, rt) {
+		return errs.New(errs.CodeForbidden, "tenant %s: runtime %q is not allowed (allowed: %s)", tenant, clip(rt), strings.Join(q.Runtimes, ", "))
+	}
+	return nil
 }
 
 // effective is what the spec will be once the server's defaults apply.
 func (a *Admission) effective(s sandbox.Spec) sandbox.Spec {
 	d := a.limits.Default
-	applyDefaults(&s, Defaults{Template: d.Template, CPU: d.CPU, MemoryMB: d.MemoryMB, DiskMB: d.DiskMB, Pids: d.Pids, TimeoutS: d.TimeoutS})
+	applyDefaults(&s, Defaults{Template: d.Template, CPU: d.CPU, MemoryMB: d.MemoryMB, DiskMB: d.DiskMB, Pids: d.Pids, TimeoutS: d.TimeoutS, Runtime: d.Runtime})
 	return s
 }
 

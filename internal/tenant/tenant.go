@@ -23,7 +23,10 @@ const Default = "default"
 
 // Network modes a tenant may allow. The sandbox spec decides which ones
 // the server actually offers; a tenant can only narrow that set.
-var knownNetworkModes = []string{"none", "allowlist", "open"}
+var (
+	knownNetworkModes = []string{"none", "allowlist", "open"}
+	knownRuntimes     = []string{wire.RuntimeNative, wire.RuntimeGVisor}
+)
 
 // Quotas bound a tenant: the REST API's wire.Quotas, one type on both
 // sides (a zero field sets no tenant limit; the server's limits still
@@ -110,6 +113,9 @@ func ValidateQuotas(q *Quotas) error {
 		}
 		seen[m] = true
 	}
+	if err := validRuntimes(q); err != nil {
+		return err
+	}
 	if len(q.AllowedDomains) > maxDomains {
 		return errs.Invalid("quota allowed_domains: at most %d entries", maxDomains)
 	}
@@ -135,6 +141,29 @@ func ValidateQuotas(q *Quotas) error {
 		if c.def > 0 && c.max > 0 && c.def > c.max {
 			return errs.Invalid("quota defaults.%s (%g) is above max_%s (%g)", c.name, c.def, c.name, c.max)
 		}
+	}
+	return nil
+}
+
+// validRuntimes checks the runtime policy: known names, each once, and a
+// default runtime the tenant may use.
+func validRuntimes(q *Quotas) error {
+	seen := map[string]bool{}
+	for _, r := range q.Runtimes {
+		if !contains(knownRuntimes, r) {
+			return errs.Invalid("quota runtimes: unknown runtime %q (known: %s)", clip(r), strings.Join(knownRuntimes, ", "))
+		}
+		if seen[r] {
+			return errs.Invalid("quota runtimes: %q listed twice", r)
+		}
+		seen[r] = true
+	}
+	d := q.Defaults.Runtime
+	if d != "" && !contains(knownRuntimes, d) {
+		return errs.Invalid("quota defaults.runtime: unknown runtime %q (known: %s)", clip(d), strings.Join(knownRuntimes, ", "))
+	}
+	if d != "" && len(q.Runtimes) > 0 && !seen[d] {
+		return errs.Invalid("quota defaults.runtime %q is not among the allowed runtimes (%s)", d, strings.Join(q.Runtimes, ", "))
 	}
 	return nil
 }

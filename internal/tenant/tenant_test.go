@@ -121,6 +121,11 @@ func TestValidate(t *testing.T) {
 		{"mid wildcard", Quotas{AllowedDomains: []string{"a.*.com"}}, "allowed_domains"},
 		{"default above max", Quotas{MaxMemoryMB: 512, Defaults: Defaults{MemoryMB: 1024}}, "defaults.memory_mb"},
 		{"bad template", Quotas{Defaults: Defaults{Template: "../x"}}, "defaults.template"},
+		{"runtimes", Quotas{Runtimes: []string{"gvisor", "native"}, Defaults: Defaults{Runtime: "native"}}, ""},
+		{"unknown runtime", Quotas{Runtimes: []string{"kata"}}, "quota runtimes: unknown runtime \"kata\""},
+		{"duplicate runtime", Quotas{Runtimes: []string{"gvisor", "gvisor"}}, "twice"},
+		{"unknown default runtime", Quotas{Defaults: Defaults{Runtime: "vm"}}, "defaults.runtime"},
+		{"default runtime not allowed", Quotas{Runtimes: []string{"gvisor"}, Defaults: Defaults{Runtime: "native"}}, "not among the allowed runtimes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,6 +246,56 @@ func TestAdmitCeilings(t *testing.T) {
 	if err := admitErr(a, ctx, sandbox.Scope{Tenant: "ghost"}, "create", &sandbox.Spec{}, nil); errs.CodeOf(err) != errs.CodeForbidden ||
 		!strings.Contains(err.Error(), "ghost") {
 		t.Fatalf("unknown tenant: %v", err)
+	}
+}
+
+func TestAdmitRuntimePolicy(t *testing.T) {
+	ctx := context.Background()
+	sc := sandbox.Scope{Tenant: "acme"}
+	cases := []struct {
+		name      string
+		q         Quotas
+		serverDef string // the server's --default-runtime
+		spec      sandbox.Spec
+		want      string // the spec's runtime after admission; "" = refused
+		in        string // part of the refusal
+	}{
+		{"no policy, nothing asked", Quotas{}, "", sandbox.Spec{}, "", ""},
+		{"no policy, gvisor asked", Quotas{}, "", sandbox.Spec{Runtime: "gvisor"}, "gvisor", ""},
+		{"gvisor required, nothing asked", Quotas{Runtimes: []string{"gvisor"}}, "", sandbox.Spec{}, "gvisor", ""},
+		{"gvisor required, native asked", Quotas{Runtimes: []string{"gvisor"}}, "", sandbox.Spec{Runtime: "native"}, "",
+			`tenant acme: runtime "native" is not allowed (allowed: gvisor)`},
+		{"native only, gvisor asked", Quotas{Runtimes: []string{"native"}}, "", sandbox.Spec{Runtime: "gvisor"}, "",
+			`runtime "gvisor" is not allowed (allowed: native)`},
+		{"native only, server default gvisor", Quotas{Runtimes: []string{"native"}}, "gvisor", sandbox.Spec{}, "native", ""},
+		{"either, server default gvisor", Quotas{Runtimes: []string{"native", "gvisor"}}, "gvisor", sandbox.Spec{}, "", ""},
+		{"tenant default", Quotas{Defaults: Defaults{Runtime: "gvisor"}}, "", sandbox.Spec{}, "gvisor", ""},
+		{"tenant default, spec asks", Quotas{Defaults: Defaults{Runtime: "gvisor"}}, "", sandbox.Spec{Runtime: "native"}, "native", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openStore(t)
+			if _, err := s.Create(ctx, "acme", c.q); err != nil {
+				t.Fatal(err)
+			}
+			l := sandbox.DefaultLimits(4)
+			l.Default.Runtime = c.serverDef
+			a := NewAdmission(s, l)
+			spec := c.spec
+			err := admitErr(a, ctx, sc, "create", &spec, nil)
+			if c.in != "" {
+				if errs.CodeOf(err) != errs.CodeForbidden || !strings.Contains(errs.Public(err), c.in) {
+					t.Fatalf("error = %v, want forbidden containing %q", err, c.in)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if spec.Runtime != c.want {
+				t.Fatalf("runtime after admission = %q, want %q", spec.Runtime, c.want)
+			}
+		})
 	}
 }
 

@@ -699,6 +699,7 @@ export interface TenantDefaults {
   disk_mb?: number;
   memory_mb?: number;
   pids?: number;
+  runtime?: "native" | "gvisor";
   template?: string;
   timeout_s?: number;
 }
@@ -732,6 +733,8 @@ export interface TenantQuotas {
   max_total_memory_mb?: number;
   /** allowed modes (none always is); empty: any */
   network_modes?: ("none" | "allowlist" | "open")[];
+  /** runtimes the tenant's sandboxes may use; empty: any the server offers; ["gvisor"] requires gVisor */
+  runtimes?: ("native" | "gvisor")[];
 }
 
 export interface TenantUpdateRequest {

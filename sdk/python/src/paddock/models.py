@@ -2425,6 +2425,7 @@ class TenantDefaults:
     disk_mb: int | None = None
     memory_mb: int | None = None
     pids: int | None = None
+    runtime: str | None = None
     template: str | None = None
     timeout_s: int | None = None
 
@@ -2435,6 +2436,7 @@ class TenantDefaults:
             disk_mb=d.get("disk_mb"),
             memory_mb=d.get("memory_mb"),
             pids=d.get("pids"),
+            runtime=d.get("runtime"),
             template=d.get("template"),
             timeout_s=d.get("timeout_s"),
         )
@@ -2449,6 +2451,8 @@ class TenantDefaults:
             d["memory_mb"] = self.memory_mb
         if self.pids is not None:
             d["pids"] = self.pids
+        if self.runtime is not None:
+            d["runtime"] = self.runtime
         if self.template is not None:
             d["template"] = self.template
         if self.timeout_s is not None:
@@ -2492,6 +2496,7 @@ class TenantQuotas:
     max_total_cpu: float | None = None
     max_total_memory_mb: int | None = None
     network_modes: list[str] | None = None
+    runtimes: list[str] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TenantQuotas:
@@ -2511,6 +2516,7 @@ class TenantQuotas:
             max_total_cpu=None if (v := d.get("max_total_cpu")) is None else float(v),
             max_total_memory_mb=d.get("max_total_memory_mb"),
             network_modes=d.get("network_modes"),
+            runtimes=d.get("runtimes"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -2545,6 +2551,8 @@ class TenantQuotas:
             d["max_total_memory_mb"] = self.max_total_memory_mb
         if self.network_modes is not None:
             d["network_modes"] = self.network_modes
+        if self.runtimes is not None:
+            d["runtimes"] = self.runtimes
         return d
 
 
