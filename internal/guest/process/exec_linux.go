@@ -153,6 +153,11 @@ func (s *Service) exec(r *http.Request, req *guestapi.ExecRequest, ans *rpc.Answ
 	case ws = <-p.exit:
 	case <-timeout:
 		timedOut = true
+		// The main process first (its pidfd is open until Cleanup): killed
+		// after a child it waits for, a shell could see that child die and
+		// exit 137 on its own, and the caller would read an exit code where
+		// the exec was killed (seen under load).
+		_ = p.SignalExact(syscall.SIGKILL)
 		p.KillTree()
 		ws = <-p.exit
 	case <-r.Context().Done():
