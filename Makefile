@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps deps-kube guest build console run test test-kube test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
+.PHONY: all deps deps-kube guest build console run test test-kube test-hostile-gvisor test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
@@ -51,6 +51,12 @@ test: deps guest
 # binaries, then a real single-node cluster. Opt-in: see kubetest.Get.
 test-kube: deps-kube guest
 	PADDOCK_KUBE_TESTS=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/runtime/kube/...
+
+# The hostile suite with every sandbox on gVisor (issue 18: the suite on
+# both runtimes). Not yet part of make test: docs/gvisor.md lists the cases
+# that still fail there.
+test-hostile-gvisor: deps guest
+	PADDOCK_HOSTILE_RUNTIME=gvisor $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/hostile/
 
 test-short: guest
 	$(GO) test -count=1 -short ./...

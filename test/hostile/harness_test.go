@@ -35,6 +35,9 @@ type env struct {
 
 func newEnv(t *testing.T, o testenv.Options) *env {
 	t.Helper()
+	if o.DefaultRuntime == "" {
+		o.DefaultRuntime = suiteRuntime(t)
+	}
 	e := &env{Env: testenv.New(t, o), t: t}
 	e.witness = e.sandbox(client.Spec{Labels: map[string]string{"role": "witness"}})
 	return e

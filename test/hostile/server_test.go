@@ -147,6 +147,9 @@ func (s *server) start() {
 	if !s.o.network {
 		args = append(args, "--no-network")
 	}
+	if rt := suiteRuntime(s.t); rt != "" {
+		args = append(args, "--default-runtime", rt)
+	}
 	s.cmd = exec.Command(s.bin, append(args, s.o.extra...)...)
 	s.cmd.Env = append(os.Environ(), "PADDOCK_ADMIN_KEY="+s.key)
 	s.cmd.ExtraFiles = s.o.files
