@@ -150,16 +150,7 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	env := req.Env
-	if len(spec.Env) > 0 {
-		env = make(map[string]string, len(spec.Env)+len(req.Env))
-		for k, v := range spec.Env {
-			env[k] = v
-		}
-		for k, v := range req.Env {
-			env[k] = v
-		}
-	}
+	env := withSpecEnv(spec.Env, req.Env)
 	var info ProcessInfo
 	err = m.act(ctx, sc, id, "process.start",
 		map[string]any{"argv": req.Cmd, "cwd": req.Cwd, "user": req.User, "tag": req.Tag, "pty": req.PTY != nil, "stdin": req.Stdin,
