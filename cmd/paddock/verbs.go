@@ -46,16 +46,22 @@ func resultVerb[T any](e *env, cmd *cobra.Command, jsonUsage string,
 	var asJSON bool
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		v, err := call(cmd.Context(), args)
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			return printJSON(e.stdout, v)
-		}
-		return text(v)
+		return emit(e, asJSON, v, err, text)
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, jsonUsage)
 	return cmd
+}
+
+// emit prints a call's answer v: as JSON when asJSON, else with text. A
+// failed call (err) prints nothing and is the error.
+func emit[T any](e *env, asJSON bool, v T, err error, text func(T) error) error {
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(e.stdout, v)
+	}
+	return text(v)
 }
 
 // showVerb calls the server and prints the answer as JSON.
