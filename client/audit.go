@@ -73,11 +73,7 @@ func (c *Client) AuditExport(ctx context.Context, q AuditQuery, w io.Writer) err
 	if v := auditValues(q); len(v) > 0 {
 		path += "?" + v.Encode()
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
+	resp, err := c.open(ctx, http.MethodGet, path, nil, "")
 	if err != nil {
 		return err
 	}

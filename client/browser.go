@@ -125,11 +125,7 @@ func (c *Client) BrowserScreenshot(ctx context.Context, id string, req Screensho
 	if req.Tab != "" {
 		q.Set("tab", req.Tab)
 	}
-	hreq, err := c.newRequest(ctx, http.MethodGet, withQuery(browserPath(id, "/screenshot"), q), nil)
-	if err != nil {
-		return Screenshot{}, err
-	}
-	resp, err := c.Do(hreq)
+	resp, err := c.open(ctx, http.MethodGet, withQuery(browserPath(id, "/screenshot"), q), nil, "")
 	if err != nil {
 		return Screenshot{}, err
 	}

@@ -185,12 +185,43 @@ func (c *Client) streamError(d wire.ErrorDetail) error {
 	return &Error{Status: http.StatusOK, Code: d.Code, Message: d.Message, Server: c.base}
 }
 
-func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+// open sends a call (in as its JSON body, if any) and returns the
+// answer, a success, for the caller to read and close: the opener of every
+// call, streams included. accept, if set, is the answer's wanted type.
+func (c *Client) open(ctx context.Context, method, path string, in any, accept string) (*http.Response, error) {
 	req, err := c.newRequest(ctx, method, path, in)
 	if err != nil {
+		return nil, err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	return c.Do(req)
+}
+
+// eachLine decodes the JSON lines of a stream, each into a new L, and
+// hands them to fn until it says done; a stream that ends before is the
+// error ended.
+func eachLine[L any](r io.Reader, ended string, fn func(L) (done bool, err error)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var line L
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return fmt.Errorf("malformed stream line: %w", err)
+		}
+		if done, err := fn(line); done || err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
 		return err
 	}
-	resp, err := c.Do(req)
+	return errors.New(ended)
+}
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	resp, err := c.open(ctx, method, path, in, "")
 	if err != nil {
 		return err
 	}
@@ -267,42 +298,31 @@ func (c *Client) Exec(ctx context.Context, id string, req ExecRequest) (ExecResp
 // ExecStream runs a command, copying its output to stdout and stderr as it
 // arrives.
 func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, stdout, stderr io.Writer) (ExecResult, error) {
-	hreq, err := c.newRequest(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/exec", req)
-	if err != nil {
-		return ExecResult{}, err
-	}
-	hreq.Header.Set("Accept", "application/x-ndjson")
-	resp, err := c.Do(hreq)
+	resp, err := c.open(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/exec", req, "application/x-ndjson")
 	if err != nil {
 		return ExecResult{}, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var ev wire.ExecLine
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return ExecResult{}, fmt.Errorf("malformed stream line: %w", err)
-		}
+	var res ExecResult
+	err = eachLine(resp.Body, "the stream ended before the command did", func(ev wire.ExecLine) (bool, error) {
 		switch {
 		case ev.Stdout != nil:
-			if _, err := io.WriteString(stdout, *ev.Stdout); err != nil {
-				return ExecResult{}, err
-			}
+			_, err := io.WriteString(stdout, *ev.Stdout)
+			return false, err
 		case ev.Stderr != nil:
-			if _, err := io.WriteString(stderr, *ev.Stderr); err != nil {
-				return ExecResult{}, err
-			}
+			_, err := io.WriteString(stderr, *ev.Stderr)
+			return false, err
 		case ev.Error != nil:
-			return ExecResult{}, c.streamError(*ev.Error)
+			return true, c.streamError(*ev.Error)
 		case ev.ExitCode != nil:
-			res := ev.ExecResult
+			res = ev.ExecResult
 			res.ExitCode = *ev.ExitCode
-			return res, nil
+			return true, nil
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return false, nil
+	})
+	if err != nil {
 		return ExecResult{}, err
 	}
-	return ExecResult{}, errors.New("the stream ended before the command did")
+	return res, nil
 }

@@ -184,11 +184,7 @@ func (c *Client) DownloadArchive(ctx context.Context, id string, r ArchiveReques
 	if r.Gzip {
 		q.Set("gzip", "true")
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, filesPath(id, "/archive", q), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
+	resp, err := c.open(ctx, http.MethodGet, filesPath(id, "/archive", q), nil, "")
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +212,7 @@ func (c *Client) ListFiles(ctx context.Context, id string, r ListRequest) (ListR
 	if r.Limit > 0 {
 		q.Set("limit", strconv.Itoa(r.Limit))
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, filesPath(id, "/list", q), nil)
-	if err != nil {
-		return ListResult{}, err
-	}
-	resp, err := c.Do(req)
+	resp, err := c.open(ctx, http.MethodGet, filesPath(id, "/list", q), nil, "")
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -350,11 +342,7 @@ func (c *Client) WatchFiles(ctx context.Context, id string, r WatchRequest) (*Wa
 	if r.Recursive {
 		q.Set("recursive", "true")
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, filesPath(id, "/watch", q), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
+	resp, err := c.open(ctx, http.MethodGet, filesPath(id, "/watch", q), nil, "")
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,9 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -129,27 +127,19 @@ func (c *Client) ProcessOutput(ctx context.Context, id string, ref ProcessRef, o
 	if opt.Follow {
 		q.Set("follow", "1")
 	}
-	req, err := c.newRequest(ctx, http.MethodGet, procPath(id, ref, "/output")+"?"+q.Encode(), nil)
-	if err != nil {
-		return ProcessInfo{}, err
-	}
-	resp, err := c.Do(req)
+	resp, err := c.open(ctx, http.MethodGet, procPath(id, ref, "/output")+"?"+q.Encode(), nil, "")
 	if err != nil {
 		return ProcessInfo{}, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var line wire.OutputLine
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return ProcessInfo{}, fmt.Errorf("malformed stream line: %w", err)
-		}
+	var end ProcessInfo
+	err = eachLine(resp.Body, "the output stream ended early", func(line wire.OutputLine) (bool, error) {
 		switch {
 		case line.Error != nil:
-			return ProcessInfo{}, c.streamError(*line.Error)
+			return true, c.streamError(*line.Error)
 		case line.Process != nil:
-			return *line.Process, nil
+			end = *line.Process
+			return true, nil
 		}
 		ev := OutputEvent{Stream: line.Stream, Dropped: line.Dropped}
 		if line.Offset != nil {
@@ -157,18 +147,17 @@ func (c *Client) ProcessOutput(ctx context.Context, id string, ref ProcessRef, o
 		}
 		switch {
 		case line.DataB64 != "":
+			var err error
 			if ev.Data, err = base64.StdEncoding.DecodeString(line.DataB64); err != nil {
-				return ProcessInfo{}, fmt.Errorf("malformed stream data: %w", err)
+				return true, fmt.Errorf("malformed stream data: %w", err)
 			}
 		case line.Data != "":
 			ev.Data = []byte(line.Data)
 		}
-		if err := fn(ev); err != nil {
-			return ProcessInfo{}, err
-		}
-	}
-	if err := sc.Err(); err != nil {
+		return false, fn(ev)
+	})
+	if err != nil {
 		return ProcessInfo{}, err
 	}
-	return ProcessInfo{}, errors.New("the output stream ended early")
+	return end, nil
 }

@@ -143,14 +143,8 @@ func (f *auditFilters) query() (client.AuditQuery, error) {
 }
 
 func parseWhen(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	if t, ok := audit.ParseWhen(s); ok {
 		return t, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return time.Now().Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time or a duration ago (e.g. 1h)", s)
 }

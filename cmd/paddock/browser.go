@@ -141,18 +141,14 @@ func runBrowser(ctx context.Context, e *env, f *browserFlags, id, action string,
 			return fmt.Errorf("scroll: use `scroll DIRECTION` or `scroll to SELECTOR`")
 		}
 		res, err := c.BrowserScroll(ctx, id, req)
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return printJSON(e.stdout, res)
-		}
-		end := ""
-		if res.AtEnd {
-			end = " (the end)"
-		}
-		fmt.Fprintf(e.stdout, "scrolled to %.0f,%.0f of %.0f,%.0f%s\n", res.X, res.Y, res.MaxX, res.MaxY, end)
-		return nil
+		return emit(e, f.asJSON, res, err, func(res client.ScrollResult) error {
+			end := ""
+			if res.AtEnd {
+				end = " (the end)"
+			}
+			fmt.Fprintf(e.stdout, "scrolled to %.0f,%.0f of %.0f,%.0f%s\n", res.X, res.Y, res.MaxX, res.MaxY, end)
+			return nil
+		})
 	case "text":
 		if err := nargs(0, 0); err != nil {
 			return err
@@ -162,33 +158,25 @@ func runBrowser(ctx context.Context, e *env, f *browserFlags, id, action string,
 			req.Format = "markdown"
 		}
 		res, err := c.BrowserText(ctx, id, req)
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return printJSON(e.stdout, res)
-		}
-		fmt.Fprint(e.stdout, res.Text)
-		if !strings.HasSuffix(res.Text, "\n") {
-			fmt.Fprintln(e.stdout)
-		}
-		if res.Truncated {
-			fmt.Fprintf(e.stderr, "paddock: the text was cut at %d bytes (of %d); raise --max-bytes\n", len(res.Text), res.Bytes)
-		}
-		return nil
+		return emit(e, f.asJSON, res, err, func(res client.TextResult) error {
+			fmt.Fprint(e.stdout, res.Text)
+			if !strings.HasSuffix(res.Text, "\n") {
+				fmt.Fprintln(e.stdout)
+			}
+			if res.Truncated {
+				fmt.Fprintf(e.stderr, "paddock: the text was cut at %d bytes (of %d); raise --max-bytes\n", len(res.Text), res.Bytes)
+			}
+			return nil
+		})
 	case "snapshot":
 		if err := nargs(0, 0); err != nil {
 			return err
 		}
 		res, err := c.BrowserSnapshot(ctx, id, client.SnapshotRequest{MaxBytes: f.maxBytes, Tab: f.tab})
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return printJSON(e.stdout, res)
-		}
-		fmt.Fprint(e.stdout, res.Snapshot)
-		return nil
+		return emit(e, f.asJSON, res, err, func(res client.SnapshotResult) error {
+			fmt.Fprint(e.stdout, res.Snapshot)
+			return nil
+		})
 	case "screenshot":
 		if err := nargs(0, 0); err != nil {
 			return err
@@ -214,18 +202,14 @@ func runBrowser(ctx context.Context, e *env, f *browserFlags, id, action string,
 			return err
 		}
 		res, err := c.BrowserEval(ctx, id, client.EvalRequest{Expression: args[0], Tab: f.tab, TimeoutMs: timeoutMs})
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return printJSON(e.stdout, res)
-		}
-		var v any
-		if json.Unmarshal(res.Value, &v) == nil {
-			return printJSON(e.stdout, v)
-		}
-		fmt.Fprintln(e.stdout, string(res.Value))
-		return nil
+		return emit(e, f.asJSON, res, err, func(res client.EvalResult) error {
+			var v any
+			if json.Unmarshal(res.Value, &v) == nil {
+				return printJSON(e.stdout, v)
+			}
+			fmt.Fprintln(e.stdout, string(res.Value))
+			return nil
+		})
 	case "tabs":
 		return browserTabs(ctx, e, f, c, id, args)
 	case "status", "start", "stop":
@@ -242,40 +226,32 @@ func runBrowser(ctx context.Context, e *env, f *browserFlags, id, action string,
 		default:
 			st, err = c.BrowserStop(ctx, id)
 		}
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return printJSON(e.stdout, st)
-		}
-		fmt.Fprintf(e.stdout, "state: %s\n", st.State)
-		if st.Pid != 0 {
-			fmt.Fprintf(e.stdout, "pid: %d (up %s)\n", st.Pid, time.Since(st.StartedAt).Round(time.Second))
-		}
-		if st.Restarts > 0 || st.LastExit != "" {
-			fmt.Fprintf(e.stdout, "restarts: %d (last exit: %s)\n", st.Restarts, st.LastExit)
-		}
-		if st.Error != "" {
-			fmt.Fprintf(e.stdout, "error: %s\n", st.Error)
-		}
-		for _, t := range st.Tabs {
-			fmt.Fprintf(e.stdout, "tab %s %s\n", t.ID, t.URL)
-		}
-		return nil
+		return emit(e, f.asJSON, st, err, func(st client.BrowserStatus) error {
+			fmt.Fprintf(e.stdout, "state: %s\n", st.State)
+			if st.Pid != 0 {
+				fmt.Fprintf(e.stdout, "pid: %d (up %s)\n", st.Pid, time.Since(st.StartedAt).Round(time.Second))
+			}
+			if st.Restarts > 0 || st.LastExit != "" {
+				fmt.Fprintf(e.stdout, "restarts: %d (last exit: %s)\n", st.Restarts, st.LastExit)
+			}
+			if st.Error != "" {
+				fmt.Fprintf(e.stdout, "error: %s\n", st.Error)
+			}
+			for _, t := range st.Tabs {
+				fmt.Fprintf(e.stdout, "tab %s %s\n", t.ID, t.URL)
+			}
+			return nil
+		})
 	case "downloads":
 		res, err := c.BrowserDownloads(ctx, id)
-		if err != nil {
-			return err
-		}
-		if f.asJSON {
-			return printJSON(e.stdout, res)
-		}
-		rows := [][]string{}
-		for _, d := range res.Downloads {
-			rows = append(rows, []string{d.State, d.Path, d.URL})
-		}
-		table(e.stdout, []string{"STATE", "PATH", "URL"}, rows)
-		return nil
+		return emit(e, f.asJSON, res, err, func(res client.BrowserDownloads) error {
+			rows := [][]string{}
+			for _, d := range res.Downloads {
+				rows = append(rows, []string{d.State, d.Path, d.URL})
+			}
+			table(e.stdout, []string{"STATE", "PATH", "URL"}, rows)
+			return nil
+		})
 	case "cdp-url":
 		fmt.Fprintln(e.stdout, c.BrowserCDPURL(id))
 		return nil
@@ -322,41 +298,33 @@ func browserTabs(ctx context.Context, e *env, f *browserFlags, c *client.Client,
 	default:
 		return errors.New("usage: paddock browser ID tabs [open [URL] | switch TAB | close TAB]")
 	}
-	if err != nil {
-		return err
-	}
-	if f.asJSON {
-		return printJSON(e.stdout, tabs)
-	}
-	rows := [][]string{}
-	for i, t := range tabs.Tabs {
-		cur := ""
-		if t.Current {
-			cur = "*"
+	return emit(e, f.asJSON, tabs, err, func(tabs client.BrowserTabs) error {
+		rows := [][]string{}
+		for i, t := range tabs.Tabs {
+			cur := ""
+			if t.Current {
+				cur = "*"
+			}
+			rows = append(rows, []string{fmt.Sprint(i), cur, t.ID, t.URL, t.Title})
 		}
-		rows = append(rows, []string{fmt.Sprint(i), cur, t.ID, t.URL, t.Title})
-	}
-	table(e.stdout, []string{"#", "", "ID", "URL", "TITLE"}, rows)
-	return nil
+		table(e.stdout, []string{"#", "", "ID", "URL", "TITLE"}, rows)
+		return nil
+	})
 }
 
 func printPage(e *env, f *browserFlags, p client.BrowserPage, err error) error {
-	if err != nil {
-		return err
-	}
-	if f.asJSON {
-		return printJSON(e.stdout, p)
-	}
-	status := ""
-	if p.Status != 0 {
-		status = fmt.Sprintf(" [%d]", p.Status)
-	}
-	fmt.Fprintf(e.stdout, "%s%s %s\n", p.URL, status, p.Title)
-	for _, d := range p.Downloads {
-		fmt.Fprintf(e.stdout, "download: %s (%s)\n", d.Filename, d.State)
-	}
-	for _, t := range p.NewTabs {
-		fmt.Fprintf(e.stdout, "new tab: %s %s\n", t.ID, t.URL)
-	}
-	return nil
+	return emit(e, f.asJSON, p, err, func(p client.BrowserPage) error {
+		status := ""
+		if p.Status != 0 {
+			status = fmt.Sprintf(" [%d]", p.Status)
+		}
+		fmt.Fprintf(e.stdout, "%s%s %s\n", p.URL, status, p.Title)
+		for _, d := range p.Downloads {
+			fmt.Fprintf(e.stdout, "download: %s (%s)\n", d.Filename, d.State)
+		}
+		for _, t := range p.NewTabs {
+			fmt.Fprintf(e.stdout, "new tab: %s %s\n", t.ID, t.URL)
+		}
+		return nil
+	})
 }

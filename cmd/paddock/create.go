@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -80,28 +81,14 @@ func (f *specFlags) spec() (client.Spec, error) {
 
 func newCreateCmd(e *env) *cobra.Command {
 	var f specFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "create [flags]",
-		Short: "Create a sandbox and print its id",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	cmd := resultVerb(e, &cobra.Command{Use: "create [flags]", Short: "Create a sandbox and print its id", Args: cobra.NoArgs},
+		"print the whole sandbox as JSON", func(ctx context.Context, _ []string) (client.Sandbox, error) {
 			spec, err := f.spec()
 			if err != nil {
-				return err
+				return client.Sandbox{}, err
 			}
-			sb, err := e.client().Create(cmd.Context(), spec)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(e.stdout, sb)
-			}
-			fmt.Fprintln(e.stdout, sb.ID)
-			return nil
-		},
-	}
+			return e.client().Create(ctx, spec)
+		}, func(sb client.Sandbox) error { return e.println(sb.ID) })
 	f.register(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole sandbox as JSON")
 	return cmd
 }

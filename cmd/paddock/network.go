@@ -38,20 +38,16 @@ registrable domain ("*.example.com"), each with an optional ":port";
 			} else {
 				n, err = c.Network(cmd.Context(), args[0])
 			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(e.stdout, n)
-			}
-			fmt.Fprintf(e.stdout, "mode: %s\n", n.Mode)
-			if len(n.Allow) > 0 {
-				fmt.Fprintf(e.stdout, "allow: %s\n", strings.Join(n.Allow, " "))
-			}
-			if len(n.AllowCIDR) > 0 {
-				fmt.Fprintf(e.stdout, "allow_cidr: %s\n", strings.Join(n.AllowCIDR, " "))
-			}
-			return nil
+			return emit(e, asJSON, n, err, func(n client.Network) error {
+				fmt.Fprintf(e.stdout, "mode: %s\n", n.Mode)
+				if len(n.Allow) > 0 {
+					fmt.Fprintf(e.stdout, "allow: %s\n", strings.Join(n.Allow, " "))
+				}
+				if len(n.AllowCIDR) > 0 {
+					fmt.Fprintf(e.stdout, "allow_cidr: %s\n", strings.Join(n.AllowCIDR, " "))
+				}
+				return nil
+			})
 		},
 	}
 	fs := cmd.Flags()

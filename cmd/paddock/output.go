@@ -74,14 +74,20 @@ func parseKV(what string, items []string) (map[string]string, error) {
 // eachArg runs fn for each argument, printing the ones done and the
 // failures (without stopping at one); any failure exits 1.
 func (e *env) eachArg(args []string, fn func(arg string) error) error {
+	return e.eachArgSays(args, func(a string) (string, error) { return a, fn(a) })
+}
+
+// eachArgSays is eachArg printing, for each argument done, what fn says.
+func (e *env) eachArgSays(args []string, fn func(arg string) (string, error)) error {
 	var failed int
 	for _, a := range args {
-		if err := fn(a); err != nil {
+		said, err := fn(a)
+		if err != nil {
 			fmt.Fprintf(e.stderr, "paddock: %s: %v\n", a, err)
 			failed++
 			continue
 		}
-		fmt.Fprintln(e.stdout, a)
+		fmt.Fprintln(e.stdout, said)
 	}
 	if failed > 0 {
 		return exitError{1}

@@ -61,20 +61,10 @@ func lifecycleCmd(e *env, use, short string, act func(*client.Client) func(conte
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			do := act(e.client())
-			var failed int
-			for _, id := range args {
+			return e.eachArgSays(args, func(id string) (string, error) {
 				sb, err := do(cmd.Context(), id)
-				if err != nil {
-					fmt.Fprintf(e.stderr, "paddock: %s: %v\n", id, err)
-					failed++
-					continue
-				}
-				fmt.Fprintln(e.stdout, sb.ID, sb.State)
-			}
-			if failed > 0 {
-				return exitError{1}
-			}
-			return nil
+				return fmt.Sprint(sb.ID, " ", sb.State), err
+			})
 		},
 	}
 }

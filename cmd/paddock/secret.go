@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -131,50 +132,29 @@ func checkSecretValue(b []byte) (string, error) {
 
 func newSecretLsCmd(e *env) *cobra.Command {
 	var tenant string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List secrets (names and times, never values)",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := e.client().ListSecrets(cmd.Context(), tenant)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if list == nil {
-					list = []client.SecretInfo{}
-				}
-				return printJSON(e.stdout, list)
-			}
-			rows := make([][]string, 0, len(list))
-			for _, s := range list {
-				hosts := strings.Join(s.Hosts, ",")
-				if hosts == "" {
-					hosts = "(none: sent nowhere)"
-				}
-				rows = append(rows, []string{s.Name, hosts, ago(s.CreatedAt), ago(s.UpdatedAt)})
-			}
-			table(e.stdout, []string{"NAME", "HOSTS", "CREATED", "UPDATED"}, rows)
-			return nil
+	cmd := listVerb(e, &cobra.Command{Use: "ls", Aliases: []string{"list"}, Short: "List secrets (names and times, never values)", Args: cobra.NoArgs},
+		[]string{"NAME", "HOSTS", "CREATED", "UPDATED"},
+		func(ctx context.Context, _ []string) ([]client.SecretInfo, error) {
+			return e.client().ListSecrets(ctx, tenant)
 		},
-	}
+		func(s client.SecretInfo) []string {
+			hosts := strings.Join(s.Hosts, ",")
+			if hosts == "" {
+				hosts = "(none: sent nowhere)"
+			}
+			return []string{s.Name, hosts, ago(s.CreatedAt), ago(s.UpdatedAt)}
+		})
 	cmd.Flags().StringVar(&tenant, "tenant", "", "another tenant's secrets (admin keys only)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 
 func newSecretRmCmd(e *env) *cobra.Command {
 	var tenant string
-	cmd := &cobra.Command{
+	cmd := eachVerb(e, &cobra.Command{
 		Use:   "rm NAME...",
 		Short: "Delete secrets (sandboxes whose rules name them are refused those hosts from then on)",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.eachArg(args, func(n string) error { return e.client().DeleteSecret(cmd.Context(), tenant, n) })
-		},
-	}
+	}, func(ctx context.Context, n string) error { return e.client().DeleteSecret(ctx, tenant, n) })
 	cmd.Flags().StringVar(&tenant, "tenant", "", "another tenant's secrets (admin keys only)")
 	return cmd
 }

@@ -1,42 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/template"
 )
 
 func newTemplateCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "template", Short: "List and build templates (root filesystems)"}
-	var asJSON bool
-	ls := &cobra.Command{
-		Use:   "ls",
-		Short: "List the server's templates",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := e.client().Templates(cmd.Context())
-			if err != nil {
-				return err
+	ls := listVerb(e, &cobra.Command{Use: "ls", Short: "List the server's templates", Args: cobra.NoArgs},
+		[]string{"NAME", "READY", "SIZE", "DESCRIPTION"},
+		func(ctx context.Context, _ []string) ([]client.Template, error) { return e.client().Templates(ctx) },
+		func(t client.Template) []string {
+			size := ""
+			if t.SizeBytes > 0 {
+				size = fmt.Sprintf("%.0fM", float64(t.SizeBytes)/(1<<20))
 			}
-			if asJSON {
-				return printJSON(e.stdout, list)
-			}
-			rows := make([][]string, 0, len(list))
-			for _, t := range list {
-				size := ""
-				if t.SizeBytes > 0 {
-					size = fmt.Sprintf("%.0fM", float64(t.SizeBytes)/(1<<20))
-				}
-				rows = append(rows, []string{t.Name, fmt.Sprint(t.Ready), size, t.Description})
-			}
-			table(e.stdout, []string{"NAME", "READY", "SIZE", "DESCRIPTION"}, rows)
-			return nil
-		},
-	}
-	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+			return []string{t.Name, fmt.Sprint(t.Ready), size, t.Description}
+		})
 
 	var o template.DebianOptions
 	var data string

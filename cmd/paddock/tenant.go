@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -134,115 +135,63 @@ func (q *quotaFlags) apply(qu *client.Quotas) error {
 
 func newTenantCreateCmd(e *env) *cobra.Command {
 	var q quotaFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "create NAME [quota flags]",
-		Short: "Create a tenant",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	cmd := resultVerb(e, &cobra.Command{Use: "create NAME [quota flags]", Short: "Create a tenant", Args: cobra.ExactArgs(1)},
+		"print JSON", func(ctx context.Context, args []string) (client.Tenant, error) {
 			var qu client.Quotas
 			if err := q.apply(&qu); err != nil {
-				return err
+				return client.Tenant{}, err
 			}
-			t, err := e.client().CreateTenant(cmd.Context(), args[0], qu)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(e.stdout, t)
-			}
-			fmt.Fprintln(e.stdout, t.Name)
-			return nil
-		},
-	}
+			return e.client().CreateTenant(ctx, args[0], qu)
+		}, e.printTenantName)
 	q.register(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 
 func newTenantSetCmd(e *env) *cobra.Command {
 	var q quotaFlags
-	var asJSON bool
-	cmd := &cobra.Command{
+	cmd := resultVerb(e, &cobra.Command{
 		Use:   "set NAME [quota flags]",
 		Short: "Change a tenant's quotas (the flags given; 0 or \"\" removes a limit)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c := e.client()
-			t, err := c.GetTenant(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			qu := t.Quotas
-			if err := q.apply(&qu); err != nil {
-				return err
-			}
-			t, err = c.SetQuotas(cmd.Context(), args[0], qu)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(e.stdout, t)
-			}
-			fmt.Fprintln(e.stdout, t.Name)
-			return nil
-		},
-	}
+	}, "print JSON", func(ctx context.Context, args []string) (client.Tenant, error) {
+		c := e.client()
+		t, err := c.GetTenant(ctx, args[0])
+		if err != nil {
+			return t, err
+		}
+		qu := t.Quotas
+		if err := q.apply(&qu); err != nil {
+			return t, err
+		}
+		return c.SetQuotas(ctx, args[0], qu)
+	}, e.printTenantName)
 	q.register(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 
+func (e *env) printTenantName(t client.Tenant) error { return e.println(t.Name) }
+
 func newTenantShowCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "show NAME",
-		Short: "Show a tenant, its quotas and usage, as JSON",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := e.client().GetTenant(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, t)
-		},
-	}
+	return showVerb(e, &cobra.Command{Use: "show NAME", Short: "Show a tenant, its quotas and usage, as JSON", Args: cobra.ExactArgs(1)},
+		func(ctx context.Context, args []string) (client.Tenant, error) {
+			return e.client().GetTenant(ctx, args[0])
+		})
 }
 
 func newTenantLsCmd(e *env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List tenants",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := e.client().ListTenants(cmd.Context())
-			if err != nil {
-				return err
+	return listVerb(e, &cobra.Command{Use: "ls", Aliases: []string{"list"}, Short: "List tenants", Args: cobra.NoArgs},
+		[]string{"NAME", "SANDBOXES", "CPU", "MEMORY", "CREATE RATE", "CREATED"},
+		func(ctx context.Context, _ []string) ([]client.Tenant, error) { return e.client().ListTenants(ctx) },
+		func(t client.Tenant) []string {
+			var running, cpu, mem string
+			if u := t.Usage; u != nil {
+				running, cpu, mem = fmt.Sprint(u.Sandboxes), fmt.Sprintf("%g", u.CPU), fmt.Sprintf("%dM", u.MemoryMB)
 			}
-			if asJSON {
-				if list == nil {
-					list = []client.Tenant{}
-				}
-				return printJSON(e.stdout, list)
-			}
-			rows := make([][]string, 0, len(list))
-			for _, t := range list {
-				var running, cpu, mem string
-				if u := t.Usage; u != nil {
-					running, cpu, mem = fmt.Sprint(u.Sandboxes), fmt.Sprintf("%g", u.CPU), fmt.Sprintf("%dM", u.MemoryMB)
-				}
-				q := t.Quotas
-				rows = append(rows, []string{t.Name, running + limitOf(float64(q.MaxSandboxes), ""),
-					cpu + limitOf(q.MaxTotalCPU, ""), mem + limitOf(float64(q.MaxTotalMemoryMB), "M"),
-					rateOf(q.CreatePerMinute), ago(t.CreatedAt)})
-			}
-			table(e.stdout, []string{"NAME", "SANDBOXES", "CPU", "MEMORY", "CREATE RATE", "CREATED"}, rows)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+			q := t.Quotas
+			return []string{t.Name, running + limitOf(float64(q.MaxSandboxes), ""),
+				cpu + limitOf(q.MaxTotalCPU, ""), mem + limitOf(float64(q.MaxTotalMemoryMB), "M"),
+				rateOf(q.CreatePerMinute), ago(t.CreatedAt)}
+		})
 }
 
 func limitOf(v float64, unit string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	goruntime "runtime"
 
@@ -8,20 +9,11 @@ import (
 )
 
 func newVersionCmd(e *env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := map[string]string{"version": version, "go": goruntime.Version(), "os": goruntime.GOOS, "arch": goruntime.GOARCH}
-			if asJSON {
-				return printJSON(e.stdout, v)
-			}
+	return resultVerb(e, &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs}, "print JSON",
+		func(context.Context, []string) (map[string]string, error) {
+			return map[string]string{"version": version, "go": goruntime.Version(), "os": goruntime.GOOS, "arch": goruntime.GOARCH}, nil
+		}, func(v map[string]string) error {
 			fmt.Fprintf(e.stdout, "paddock %s (%s, %s/%s)\n", version, v["go"], v["os"], v["arch"])
 			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+		})
 }

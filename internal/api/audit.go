@@ -63,30 +63,36 @@ func auditQueryOf(r *http.Request) (audit.Query, error) {
 // parseAuditTime reads RFC 3339, or a duration meaning that long ago
 // ("1h").
 func parseAuditTime(s, name string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	if t, ok := audit.ParseWhen(s); ok {
 		return t, nil
 	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return time.Now().Add(-d), nil
-	}
 	return time.Time{}, errs.Invalid("%s must be an RFC 3339 time or a duration ago (e.g. 1h)", name)
+}
+
+// auditRequest is the preamble of the audit routes: the caller may read
+// the log, and the query is well formed (else it answers and reports
+// false).
+func (s *Server) auditRequest(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) (audit.Query, bool) {
+	if err := s.audit.Check(sc); err != nil {
+		writeError(w, r, err)
+		return audit.Query{}, false
+	}
+	q, err := auditQueryOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return q, false
+	}
+	return q, true
 }
 
 // auditQuery answers one page; with wait=DURATION and a cursor it waits
 // (long-polls) for records after the cursor when there are none yet.
 func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	if err := s.audit.Check(sc); err != nil {
-		writeError(w, r, err)
+	q, ok := s.auditRequest(w, r, sc)
+	if !ok {
 		return
 	}
-	q, err := auditQueryOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	var err error
 	var wait time.Duration
 	if ws := r.URL.Query().Get("wait"); ws != "" {
 		if wait, err = time.ParseDuration(ws); err != nil || wait < 0 || wait > maxAuditWait {
@@ -122,13 +128,8 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request, sc sandbox.S
 // auditExport streams every matching record as JSON lines, exactly as
 // stored, so each line can be checked with `paddock audit verify`'s rules.
 func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	if err := s.audit.Check(sc); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	q, err := auditQueryOf(r)
-	if err != nil {
-		writeError(w, r, err)
+	q, ok := s.auditRequest(w, r, sc)
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

@@ -18,16 +18,20 @@ const MaxJSONBody = 1 << 20
 const maxJSONDepth = 32
 
 // decode reads one JSON object from r's body into v: bounded size and depth,
-// unknown fields and trailing data refused.
-func decode(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxJSONBody+1))
+// unknown fields and trailing data refused; an empty body is {}.
+func decode(r *http.Request, v any) error { return decodeBody(r, v, MaxJSONBody, true) }
+
+// decodeBody is decode with a size bound of max bytes; emptyIsObject reads
+// an empty body as {} (else it is malformed).
+func decodeBody(r *http.Request, v any, max int64, emptyIsObject bool) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
 	if err != nil {
 		return errs.Invalid("could not read the request body")
 	}
-	if len(body) > MaxJSONBody {
-		return errs.New(errs.CodeTooLarge, "request body over %d bytes", MaxJSONBody)
+	if int64(len(body)) > max {
+		return errs.New(errs.CodeTooLarge, "request body over %d bytes", max)
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if emptyIsObject && len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
 	if depth(body) > maxJSONDepth {

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -81,6 +81,17 @@ func fileRequest[Req any](w http.ResponseWriter, r *http.Request, build func(*qu
 		return req, false
 	}
 	return req, true
+}
+
+// queryCall is the whole of a file handler that builds its request from
+// the query (fileRequest), calls a manager method on the sandbox in the
+// path and answers its result.
+func queryCall[Req, Res any](w http.ResponseWriter, r *http.Request, sc sandbox.Scope, build func(*query) Req, allowed []string,
+	call func(context.Context, sandbox.Scope, string, Req) (Res, error)) {
+	if req, ok := fileRequest(w, r, build, allowed...); ok {
+		res, err := call(r.Context(), sc, r.PathValue("id"), req)
+		reply(w, r, res, err)
+	}
 }
 
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -213,74 +224,42 @@ func fileStatusError(w http.ResponseWriter, status int, err error) {
 }
 
 func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.WriteRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.WriteRequest {
 		return sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents")}
-	}, "path", "mode", "parents", "user")
-	if !ok {
-		return
-	}
-	fi, err := s.m.WriteFile(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
-	reply(w, r, fi, err)
+	}, []string{"path", "mode", "parents", "user"}, func(ctx context.Context, sc sandbox.Scope, id string, req sandbox.WriteRequest) (sandbox.FileInfo, error) {
+		return s.m.WriteFile(ctx, sc, id, req, r.Body, r.ContentLength)
+	})
 }
 
 func (s *Server) removeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.RemoveRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.RemoveRequest {
 		return sandbox.RemoveRequest{Path: q.str("path"), User: q.str("user"), Recursive: q.bool("recursive")}
-	}, "path", "recursive", "user")
-	if !ok {
-		return
-	}
-	res, err := s.m.RemoveFile(r.Context(), sc, r.PathValue("id"), req)
-	reply(w, r, res, err)
+	}, []string{"path", "recursive", "user"}, s.m.RemoveFile)
 }
 
 func (s *Server) statFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.StatRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.StatRequest {
 		return sandbox.StatRequest{Path: q.str("path"), User: q.str("user"), Follow: q.bool("follow")}
-	}, "path", "follow", "user")
-	if !ok {
-		return
-	}
-	fi, err := s.m.StatFile(r.Context(), sc, r.PathValue("id"), req)
-	reply(w, r, fi, err)
+	}, []string{"path", "follow", "user"}, s.m.StatFile)
 }
 
 func (s *Server) readLines(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	q, err := fileQuery(r, "path", "start", "end", "max_bytes", "user")
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	req := sandbox.LinesRequest{Path: q.str("path"), User: q.str("user"), Start: int(q.int("start")), End: int(q.int("end")),
-		MaxBytes: int(q.int("max_bytes"))}
-	if q.err != nil {
-		writeError(w, r, q.err)
-		return
-	}
-	res, err := s.m.ReadLines(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	queryCall(w, r, sc, func(q *query) sandbox.LinesRequest {
+		return sandbox.LinesRequest{Path: q.str("path"), User: q.str("user"), Start: int(q.int("start")), End: int(q.int("end")),
+			MaxBytes: int(q.int("max_bytes"))}
+	}, []string{"path", "start", "end", "max_bytes", "user"}, s.m.ReadLines)
 }
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.ListRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.ListRequest {
 		return sandbox.ListRequest{Path: q.str("path"), User: q.str("user"), Depth: int(q.int("depth")), Limit: int(q.int("limit"))}
-	}, "path", "depth", "limit", "user")
-	if !ok {
-		return
-	}
-	res, err := s.m.ListFiles(r.Context(), sc, r.PathValue("id"), req)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if res.Entries == nil {
-		res.Entries = []wire.FileInfo{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	}, []string{"path", "depth", "limit", "user"}, func(ctx context.Context, sc sandbox.Scope, id string, req sandbox.ListRequest) (sandbox.ListResult, error) {
+		res, err := s.m.ListFiles(ctx, sc, id, req)
+		if res.Entries == nil {
+			res.Entries = []wire.FileInfo{}
+		}
+		return res, err
+	})
 }
 
 func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -304,51 +283,22 @@ func (s *Server) editFile(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 	reply(w, r, res, err)
 }
 
-// decodeFileJSON is decode with a larger size bound.
-func decodeFileJSON(r *http.Request, v any, max int64) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-	if err != nil {
-		return errs.Invalid("could not read the request body")
-	}
-	if int64(len(body)) > max {
-		return errs.New(errs.CodeTooLarge, "request body over %d bytes", max)
-	}
-	if depth(body) > maxJSONDepth {
-		return errs.Invalid("JSON nested deeper than %d levels", maxJSONDepth)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errs.Invalid("malformed JSON body: %s", jsonErr(err))
-	}
-	if dec.More() {
-		return errs.Invalid("malformed JSON body: trailing data after the object")
-	}
-	return nil
-}
+// decodeFileJSON is decode with a larger size bound (and no default
+// for an empty body).
+func decodeFileJSON(r *http.Request, v any, max int64) error { return decodeBody(r, v, max, false) }
 
 func (s *Server) findFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.FindRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.FindRequest {
 		return sandbox.FindRequest{Path: q.str("path"), User: q.str("user"), Pattern: q.str("pattern"), Type: q.str("type"),
 			Limit: int(q.int("limit"))}
-	}, "path", "pattern", "type", "limit", "user")
-	if !ok {
-		return
-	}
-	res, err := s.m.FindFiles(r.Context(), sc, r.PathValue("id"), req)
-	reply(w, r, res, err)
+	}, []string{"path", "pattern", "type", "limit", "user"}, s.m.FindFiles)
 }
 
 func (s *Server) searchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.SearchRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.SearchRequest {
 		return sandbox.SearchRequest{Path: q.str("path"), User: q.str("user"), Query: q.str("query"), Regexp: q.bool("regexp"),
 			IgnoreCase: q.bool("ignore_case"), Include: q.str("include"), Limit: int(q.int("limit")), MaxFileSize: q.int("max_file_size")}
-	}, "path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user")
-	if !ok {
-		return
-	}
-	res, err := s.m.SearchFiles(r.Context(), sc, r.PathValue("id"), req)
-	reply(w, r, res, err)
+	}, []string{"path", "query", "regexp", "ignore_case", "include", "limit", "max_file_size", "user"}, s.m.SearchFiles)
 }
 
 func (s *Server) downloadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
@@ -396,14 +346,11 @@ func attachmentName(s string) string {
 }
 
 func (s *Server) uploadArchive(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	req, ok := fileRequest(w, r, func(q *query) sandbox.ExtractRequest {
+	queryCall(w, r, sc, func(q *query) sandbox.ExtractRequest {
 		return sandbox.ExtractRequest{Path: q.str("path"), User: q.str("user"), MaxEntries: q.int("max_entries"), MaxRatio: q.float("max_ratio")}
-	}, "path", "user", "max_entries", "max_ratio")
-	if !ok {
-		return
-	}
-	res, err := s.m.UploadArchive(r.Context(), sc, r.PathValue("id"), req, r.Body, r.ContentLength)
-	reply(w, r, res, err)
+	}, []string{"path", "user", "max_entries", "max_ratio"}, func(ctx context.Context, sc sandbox.Scope, id string, req sandbox.ExtractRequest) (sandbox.ExtractResult, error) {
+		return s.m.UploadArchive(ctx, sc, id, req, r.Body, r.ContentLength)
+	})
 }
 
 func (s *Server) watchFiles(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

@@ -120,8 +120,8 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, sc sandbox.
 	writeJSON(w, http.StatusOK, wire.TenantList{Tenants: out})
 }
 
-func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	t, err := s.keys.GetTenant(r.Context(), sc, r.PathValue("name"))
+// replyTenant answers t, with its usage, or err.
+func (s *Server) replyTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope, t tenant.Tenant, err error) {
 	if err == nil {
 		var v wire.Tenant
 		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
@@ -132,20 +132,18 @@ func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 	writeError(w, r, err)
 }
 
+func (s *Server) getTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
+	t, err := s.keys.GetTenant(r.Context(), sc, r.PathValue("name"))
+	s.replyTenant(w, r, sc, t, err)
+}
+
 func (s *Server) setTenant(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	b, ok := decoded[wire.QuotasRequest](w, r)
 	if !ok {
 		return
 	}
 	t, err := s.keys.SetQuotas(r.Context(), sc, r.PathValue("name"), b.Quotas)
-	if err == nil {
-		var v wire.Tenant
-		if v, err = s.withUsage(r.Context(), sc, t); err == nil {
-			writeJSON(w, http.StatusOK, v)
-			return
-		}
-	}
-	writeError(w, r, err)
+	s.replyTenant(w, r, sc, t, err)
 }
 
 // createToken mints a sandbox-scoped token. The sandbox is looked up

@@ -48,14 +48,7 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, sc sandbox
 
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	list, err := s.m.Processes(r.Context(), sc, r.PathValue("id"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if list == nil {
-		list = []sandbox.ProcessInfo{}
-	}
-	writeJSON(w, http.StatusOK, wire.ProcessList{Processes: list})
+	replyList(w, r, list, err, func(l []sandbox.ProcessInfo) wire.ProcessList { return wire.ProcessList{Processes: l} })
 }
 
 func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

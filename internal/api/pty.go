@@ -157,6 +157,25 @@ type wsSession struct {
 	cancel context.CancelFunc
 }
 
+// openSession upgrades a WebSocket call on sandbox id once its query parsed
+// (qerr is its error) and the caller may exec there; before the upgrade
+// errors are ordinary answers. Nil: the call was answered.
+func (s *Server) openSession(w http.ResponseWriter, r *http.Request, sc sandbox.Scope, id string, qerr error) *wsSession {
+	if qerr != nil {
+		writeError(w, r, qerr)
+		return nil
+	}
+	if _, err := s.m.Resolve(r.Context(), sc, id, rights.Exec); err != nil {
+		writeError(w, r, err)
+		return nil
+	}
+	c, err := accept(w, r)
+	if err != nil {
+		return nil
+	}
+	return newSession(r, c)
+}
+
 func newSession(r *http.Request, c *websocket.Conn) *wsSession {
 	// After the upgrade the request's context is not the connection's;
 	// keep its values (principal, request id) but not its cancellation.
@@ -286,21 +305,12 @@ func parseEnvParams(items []string) (map[string]string, error) {
 func (s *Server) terminal(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	id := r.PathValue("id")
 	tq, err := parseTerminalQuery(r.URL.Query())
-	if err != nil {
-		writeError(w, r, err)
+	ss := s.openSession(w, r, sc, id, err)
+	if ss == nil {
 		return
 	}
-	// Before the upgrade errors are ordinary answers.
-	if _, err := s.m.Resolve(r.Context(), sc, id, rights.Exec); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	c, err := accept(w, r)
-	if err != nil {
-		return
-	}
-	ss := newSession(r, c)
 	defer ss.close()
+	c := ss.c
 	var att *sandbox.Attachment
 	if tq.pid != "" {
 		att, err = s.m.AttachProcess(ss.ctx, sc, id, tq.pid, tq.from)
@@ -419,20 +429,12 @@ func (o *wsExecOut) Stderr(p []byte) error { return o.send(WSStderr, p) }
 func (s *Server) execWS(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	id := r.PathValue("id")
 	req, err := parseExecQuery(r.URL.Query())
-	if err != nil {
-		writeError(w, r, err)
+	ss := s.openSession(w, r, sc, id, err)
+	if ss == nil {
 		return
 	}
-	if _, err := s.m.Resolve(r.Context(), sc, id, rights.Exec); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	c, err := accept(w, r)
-	if err != nil {
-		return
-	}
-	ss := newSession(r, c)
 	defer ss.close()
+	c := ss.c
 	stdin := newWSStdin()
 	go func() {
 		defer ss.cancel()

@@ -47,14 +47,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, sc sandbo
 		match[k] = v
 	}
 	list, err := s.m.List(r.Context(), sc, match)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if list == nil {
-		list = []wire.Sandbox{}
-	}
-	writeJSON(w, http.StatusOK, wire.SandboxList{Sandboxes: list})
+	replyList(w, r, list, err, func(l []wire.Sandbox) wire.SandboxList { return wire.SandboxList{Sandboxes: l} })
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

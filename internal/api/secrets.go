@@ -35,14 +35,7 @@ func (s *Server) secretRoutes() {
 
 func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	list, err := s.secrets.List(r.Context(), sc, r.URL.Query().Get("tenant"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if list == nil {
-		list = []secret.Info{}
-	}
-	writeJSON(w, http.StatusOK, wire.SecretList{Secrets: list})
+	replyList(w, r, list, err, func(l []secret.Info) wire.SecretList { return wire.SecretList{Secrets: l} })
 }
 
 func (s *Server) getSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

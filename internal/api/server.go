@@ -94,23 +94,9 @@ type handler func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope)
 
 // restSurface is how REST finds a credential and answers an error.
 var (
-	errNoBearer  = errs.New(errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
 	errBadAPIKey = errs.New(errs.CodeUnauthenticated, "invalid or revoked API key")
-	restSurface  = gate.Surface{Name: "REST", Credential: bearer, Invalid: errBadAPIKey, Fail: failAuthed}
+	restSurface  = gate.Surface{Name: "REST", Credential: gate.RequiredBearer, Invalid: errBadAPIKey, Fail: failAuthed}
 )
-
-// bearer reads "Authorization: Bearer KEY" (the scheme in any letter
-// case: gate.AuthParam).
-func bearer(r *http.Request) (string, error) {
-	token, err := gate.Bearer(r.Header)
-	if err != nil {
-		return "", err
-	}
-	if token == "" {
-		return "", errNoBearer
-	}
-	return token, nil
-}
 
 // failAuthed answers an error of an authenticated route; a refused
 // credential is told how to authenticate.
@@ -306,6 +292,19 @@ func reply(w http.ResponseWriter, r *http.Request, v any, err error) {
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// replyList answers a list wrapped in its envelope (none is [], never
+// null), or err.
+func replyList[T, E any](w http.ResponseWriter, r *http.Request, list []T, err error, wrap func([]T) E) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []T{}
+	}
+	writeJSON(w, http.StatusOK, wrap(list))
 }
 
 // decoded reads the request's JSON body into a T; on a bad body it writes

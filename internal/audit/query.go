@@ -13,6 +13,22 @@ import (
 	"time"
 )
 
+// ParseWhen reads a time bound of a query as the API and the CLI take it:
+// an RFC 3339 time, or a duration meaning that long ago ("1h"). An empty s
+// is no bound (the zero time); ok is false for anything else.
+func ParseWhen(s string) (t time.Time, ok bool) {
+	if s == "" {
+		return time.Time{}, true
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return time.Now().Add(-d), true
+	}
+	return time.Time{}, false
+}
+
 // Query selects records. Zero fields match everything.
 type Query struct {
 	Sandbox string

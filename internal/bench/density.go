@@ -91,21 +91,11 @@ func (r *runner) density(ctx context.Context, st *Stack) {
 	runs := r.o.Runs
 	hres := r.result(sDensityHC)
 	r.prog.start(sDensityHC, runs)
-	var hs []time.Duration
-	var herrs int
-	var hlast error
-	hstart := time.Now()
-	for i := 0; i < runs && ctx.Err() == nil; i++ {
-		t := time.Now()
+	hs, hbusy, herrs, hlast := r.sequential(ctx, runs, func(ctx context.Context) error {
 		_, err := healthVersion(ctx, st.Client)
-		if err != nil {
-			herrs, hlast = herrs+1, err
-		} else {
-			hs = append(hs, time.Since(t))
-		}
-		r.prog.step(1)
-	}
-	hres = r.summarize(ctx, hres, hs, time.Since(hstart), herrs, hlast)
+		return err
+	})
+	hres = r.summarize(ctx, hres, hs, hbusy, herrs, hlast)
 	if hres.Status == StatusOK {
 		hres.extra("alive", k)
 	}
@@ -113,21 +103,10 @@ func (r *runner) density(ctx context.Context, st *Stack) {
 
 	eres := r.result(sDensityExec)
 	r.prog.start(sDensityExec, runs)
-	var es []time.Duration
-	var eerrs int
-	var elast error
-	estart := time.Now()
-	for i := 0; i < runs && ctx.Err() == nil; i++ {
-		id := alive[rand.IntN(len(alive))]
-		t := time.Now()
-		if err := execTrue(ctx, st.Client, id); err != nil {
-			eerrs, elast = eerrs+1, err
-		} else {
-			es = append(es, time.Since(t))
-		}
-		r.prog.step(1)
-	}
-	eres = r.summarize(ctx, eres, es, time.Since(estart), eerrs, elast)
+	es, ebusy, eerrs, elast := r.sequential(ctx, runs, func(ctx context.Context) error {
+		return execTrue(ctx, st.Client, alive[rand.IntN(len(alive))])
+	})
+	eres = r.summarize(ctx, eres, es, ebusy, eerrs, elast)
 	if eres.Status == StatusOK {
 		eres.extra("alive", k)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"time"
 
 	"github.com/paddockhq/paddock/client"
 )
@@ -77,20 +76,8 @@ func (r *runner) files(ctx context.Context, st *Stack) {
 		fn  func(context.Context) error
 	}{{&up, put}, {&down, get}} {
 		r.prog.start(sc.res.Name, n)
-		var samples []time.Duration
-		var errs int
-		var last error
-		start := time.Now()
-		for i := 0; i < n && ctx.Err() == nil; i++ {
-			t := time.Now()
-			if err := sc.fn(ctx); err != nil {
-				errs, last = errs+1, err
-			} else {
-				samples = append(samples, time.Since(t))
-			}
-			r.prog.step(1)
-		}
-		out := r.summarize(ctx, *sc.res, samples, time.Since(start), errs, last)
+		samples, busy, errs, last := r.sequential(ctx, n, sc.fn)
+		out := r.summarize(ctx, *sc.res, samples, busy, errs, last)
 		if out.Status == StatusOK {
 			out.extra("file_mib", fileSize/mib)
 			out.extra("mib_per_s", float64(len(samples))*fileSize/mib/Sum(samples).Seconds())

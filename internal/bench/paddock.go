@@ -154,22 +154,8 @@ func (r *runner) execSerial(ctx context.Context, st *Stack) {
 		}
 	}
 	r.prog.start(sExec, r.o.Runs)
-	var samples []time.Duration
-	var errs int
-	var last error
-	start := time.Now()
-	for i := 0; i < r.o.Runs && ctx.Err() == nil; i++ {
-		t := time.Now()
-		err := execTrue(ctx, st.Client, sb.ID)
-		d := time.Since(t)
-		if err != nil {
-			errs, last = errs+1, err
-		} else {
-			samples = append(samples, d)
-		}
-		r.prog.step(1)
-	}
-	r.set(r.summarize(ctx, res, samples, time.Since(start), errs, last))
+	samples, busy, errs, last := r.sequential(ctx, r.o.Runs, func(ctx context.Context) error { return execTrue(ctx, st.Client, sb.ID) })
+	r.set(r.summarize(ctx, res, samples, busy, errs, last))
 	if fl, ok := r.results[sFloor]; ok && fl.P50ms != nil {
 		out := r.results[sExec]
 		if out.P50ms != nil {
@@ -198,6 +184,26 @@ func (r *runner) summarize(ctx context.Context, res Result, samples []time.Durat
 		out.note("last error: %v", last)
 	}
 	return out
+}
+
+// sequential runs n calls of fn one after another (until ctx ends),
+// stepping the progress line, and returns the successful calls'
+// latencies, the wall time, the failures and the last error.
+func (r *runner) sequential(ctx context.Context, n int, fn func(ctx context.Context) error) ([]time.Duration, time.Duration, int, error) {
+	var samples []time.Duration
+	var errs int
+	var last error
+	start := time.Now()
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		t := time.Now()
+		if err := fn(ctx); err != nil {
+			errs, last = errs+1, err
+		} else {
+			samples = append(samples, time.Since(t))
+		}
+		r.prog.step(1)
+	}
+	return samples, time.Since(start), errs, last
 }
 
 // parallel runs total calls of fn from c workers and returns the

@@ -17,15 +17,15 @@ import (
 // filesystem.Filesystem over the manager's files API.
 
 var filesystemMethods = map[string]rpcMethod{
-	"Stat":             {need: rights.Read, unary: fsStat},
-	"ListDir":          {need: rights.Read, unary: fsListDir},
-	"MakeDir":          {need: rights.Write, unary: fsMakeDir},
-	"Move":             {need: rights.Write, unary: fsMove},
-	"Remove":           {need: rights.Write, unary: fsRemove},
-	"WatchDir":         {need: rights.Read, stream: fsWatchDir},
-	"CreateWatcher":    {need: rights.Read, unary: fsCreateWatcher},
-	"GetWatcherEvents": {need: rights.Read, unary: fsGetWatcherEvents},
-	"RemoveWatcher":    {need: rights.Read, unary: fsRemoveWatcher},
+	"Stat":             {need: rights.Read, unary: unaryOf(fsStat)},
+	"ListDir":          {need: rights.Read, unary: unaryOf(fsListDir)},
+	"MakeDir":          {need: rights.Write, unary: unaryOf(fsMakeDir)},
+	"Move":             {need: rights.Write, unary: unaryOf(fsMove)},
+	"Remove":           {need: rights.Write, unary: unaryOf(fsRemove)},
+	"WatchDir":         {need: rights.Read, stream: streamOf(fsWatchDir)},
+	"CreateWatcher":    {need: rights.Read, unary: unaryOf(fsCreateWatcher)},
+	"GetWatcherEvents": {need: rights.Read, unary: unaryOf(fsGetWatcherEvents)},
+	"RemoveWatcher":    {need: rights.Read, unary: unaryOf(fsRemoveWatcher)},
 }
 
 // ownerName names a sandbox uid as envd does (by user name).
@@ -70,28 +70,29 @@ func entryInfo(fi sandbox.FileInfo, md map[string]string) pbEntryInfo {
 
 func (c *rpcCall) path(p string) (string, error) { return resolvePath(p, c.q.user) }
 
-func fsStat(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbPathRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
-	p, err := c.path(in.Path)
-	if err != nil {
-		return nil, err
-	}
+// statEntry is the EntryInfo of a path, with its user.e2b.* metadata.
+func (c *rpcCall) statEntry(p string) (*pbEntryInfo, error) {
 	fi, err := c.s.m.StatFileMeta(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}, metaNamespace)
 	if err != nil {
 		return nil, err
 	}
 	e := entryInfo(fi.FileInfo, fi.Metadata)
-	return pbEntryResponse{Entry: &e}, nil
+	return &e, nil
 }
 
-func fsListDir(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbListDirRequest
-	if err := decode(&in); err != nil {
+func fsStat(c *rpcCall, in *pbPathRequest) (any, error) {
+	p, err := c.path(in.Path)
+	if err != nil {
 		return nil, err
 	}
+	e, err := c.statEntry(p)
+	if err != nil {
+		return nil, err
+	}
+	return pbEntryResponse{Entry: e}, nil
+}
+
+func fsListDir(c *rpcCall, in *pbListDirRequest) (any, error) {
 	p, err := c.path(in.Path)
 	if err != nil {
 		return nil, err
@@ -119,11 +120,7 @@ func fsListDir(c *rpcCall, decode func(any) error) (any, error) {
 	return out, nil
 }
 
-func fsMakeDir(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbPathRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func fsMakeDir(c *rpcCall, in *pbPathRequest) (any, error) {
 	p, err := c.path(in.Path)
 	if err != nil {
 		return nil, err
@@ -150,11 +147,7 @@ func fsMakeDir(c *rpcCall, decode func(any) error) (any, error) {
 	return pbEntryResponse{Entry: &e}, nil
 }
 
-func fsMove(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbMoveRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func fsMove(c *rpcCall, in *pbMoveRequest) (any, error) {
 	from, err := c.path(in.Source)
 	if err != nil {
 		return nil, err
@@ -172,21 +165,16 @@ func fsMove(c *rpcCall, decode func(any) error) (any, error) {
 	}
 	// The metadata moved with the file (it is on the file); a caller who
 	// may read is told it, as envd does.
-	var md map[string]string
 	if c.q.sc.Can(rights.Read) {
-		if mf, err := c.s.m.StatFileMeta(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: fi.Path, User: c.q.user}, metaNamespace); err == nil {
-			fi, md = mf.FileInfo, mf.Metadata
+		if e, err := c.statEntry(fi.Path); err == nil {
+			return pbEntryResponse{Entry: e}, nil
 		}
 	}
-	e := entryInfo(fi, md)
+	e := entryInfo(fi, nil)
 	return pbEntryResponse{Entry: &e}, nil
 }
 
-func fsRemove(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbPathRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func fsRemove(c *rpcCall, in *pbPathRequest) (any, error) {
 	p, err := c.path(in.Path)
 	if err != nil {
 		return nil, err
@@ -219,12 +207,8 @@ func (c *rpcCall) watchEvents(root string, ev sandbox.FileEvent, withEntry bool)
 		if !withEntry {
 			return nil
 		}
-		fi, err := c.s.m.StatFileMeta(c.ctx(), c.q.sc, c.q.id, sandbox.StatRequest{Path: p, User: c.q.user}, metaNamespace)
-		if err != nil {
-			return nil // gone again already
-		}
-		e := entryInfo(fi.FileInfo, fi.Metadata)
-		return &e
+		e, _ := c.statEntry(p) // nil: gone again already
+		return e
 	}
 	switch ev.Type {
 	case wire.EventReady:
@@ -279,12 +263,8 @@ func (c *rpcCall) openWatch(in *pbWatchRequest) (*sandbox.FileWatch, string, err
 	return fw, path.Clean(p), nil
 }
 
-func fsWatchDir(c *rpcCall, decode func(any) error, st *stream) error {
-	var in pbWatchRequest
-	if err := decode(&in); err != nil {
-		return err
-	}
-	fw, root, err := c.openWatch(&in)
+func fsWatchDir(c *rpcCall, in *pbWatchRequest, st *stream) error {
+	fw, root, err := c.openWatch(in)
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,13 @@ import (
 // byte, so nothing written before the stream was open is lost.
 
 var processMethods = map[string]rpcMethod{
-	"Start":       {need: rights.Exec, stream: procStart},
-	"Connect":     {need: rights.Read, stream: procConnect},
-	"List":        {need: rights.Read, unary: procList},
-	"SendInput":   {need: rights.Exec, unary: procSendInput},
-	"SendSignal":  {need: rights.Exec, unary: procSendSignal},
-	"CloseStdin":  {need: rights.Exec, unary: procCloseStdin},
-	"Update":      {need: rights.Exec, unary: procUpdate},
+	"Start":       {need: rights.Exec, stream: streamOf(procStart)},
+	"Connect":     {need: rights.Read, stream: streamOf(procConnect)},
+	"List":        {need: rights.Read, unary: unaryOf(procList)},
+	"SendInput":   {need: rights.Exec, unary: unaryOf(procSendInput)},
+	"SendSignal":  {need: rights.Exec, unary: unaryOf(procSendSignal)},
+	"CloseStdin":  {need: rights.Exec, unary: unaryOf(procCloseStdin)},
+	"Update":      {need: rights.Exec, unary: unaryOf(procUpdate)},
 	"StreamInput": {need: rights.Exec, unary: procStreamInput},
 }
 
@@ -60,16 +60,12 @@ func startRequest(in *pbStartRequest, user string) (sandbox.ProcessRequest, erro
 	return req, nil
 }
 
-func procStart(c *rpcCall, decode func(any) error, st *stream) error {
-	var in pbStartRequest
-	if err := decode(&in); err != nil {
-		return err
-	}
+func procStart(c *rpcCall, in *pbStartRequest, st *stream) error {
 	timeout, err := parseTimeoutMs(c.r.Header.Get(hdrTimeoutMs))
 	if err != nil {
 		return err
 	}
-	req, err := startRequest(&in, c.q.user)
+	req, err := startRequest(in, c.q.user)
 	if err != nil {
 		return err
 	}
@@ -85,11 +81,7 @@ func procStart(c *rpcCall, decode func(any) error, st *stream) error {
 	return c.follow(st, info, wire.FromStart)
 }
 
-func procConnect(c *rpcCall, decode func(any) error, st *stream) error {
-	var in pbSelectorRequest
-	if err := decode(&in); err != nil {
-		return err
-	}
+func procConnect(c *rpcCall, in *pbSelectorRequest, st *stream) error {
 	ref, err := selectorRef(in.Process)
 	if err != nil {
 		return err
@@ -205,11 +197,7 @@ func (c *rpcCall) runningProcess(sel *pbSelector) (sandbox.ProcessInfo, error) {
 	return info, nil
 }
 
-func procList(c *rpcCall, decode func(any) error) (any, error) {
-	var in empty
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func procList(c *rpcCall, in *empty) (any, error) {
 	procs, err := c.s.m.Processes(c.ctx(), c.q.sc, c.q.id)
 	if err != nil {
 		return nil, err
@@ -237,11 +225,7 @@ func procList(c *rpcCall, decode func(any) error) (any, error) {
 	return out, nil
 }
 
-func procSendInput(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbSendInputRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func procSendInput(c *rpcCall, in *pbSendInputRequest) (any, error) {
 	var data []byte
 	switch {
 	case in.Input == nil || (in.Input.Stdin == nil && in.Input.PTY == nil):
@@ -263,11 +247,7 @@ func procSendInput(c *rpcCall, decode func(any) error) (any, error) {
 	return empty{}, nil
 }
 
-func procSendSignal(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbSendSignalRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func procSendSignal(c *rpcCall, in *pbSendSignalRequest) (any, error) {
 	info, err := c.runningProcess(in.Process)
 	if err != nil {
 		return nil, err
@@ -287,11 +267,7 @@ func procSendSignal(c *rpcCall, decode func(any) error) (any, error) {
 	return empty{}, nil
 }
 
-func procCloseStdin(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbSelectorRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func procCloseStdin(c *rpcCall, in *pbSelectorRequest) (any, error) {
 	info, err := c.runningProcess(in.Process)
 	if err != nil {
 		return nil, err
@@ -302,11 +278,7 @@ func procCloseStdin(c *rpcCall, decode func(any) error) (any, error) {
 	return empty{}, nil
 }
 
-func procUpdate(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbUpdateRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func procUpdate(c *rpcCall, in *pbUpdateRequest) (any, error) {
 	info, err := c.runningProcess(in.Process)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,29 @@ type rpcMethod struct {
 	stream func(c *rpcCall, decode func(any) error, st *stream) error
 }
 
+// unaryOf is the unary of a procedure that takes an In: its request is
+// decoded into one (a malformed message fails the call) and handed to fn.
+func unaryOf[In any](fn func(c *rpcCall, in *In) (any, error)) func(*rpcCall, func(any) error) (any, error) {
+	return func(c *rpcCall, decode func(any) error) (any, error) {
+		var in In
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return fn(c, &in)
+	}
+}
+
+// streamOf is unaryOf for a server-streaming procedure.
+func streamOf[In any](fn func(c *rpcCall, in *In, st *stream) error) func(*rpcCall, func(any) error, *stream) error {
+	return func(c *rpcCall, decode func(any) error, st *stream) error {
+		var in In
+		if err := decode(&in); err != nil {
+			return err
+		}
+		return fn(c, &in, st)
+	}
+}
+
 // rpc serves the procedures of one service, each behind the gate.
 func (s *Server) rpc(service string, methods map[string]rpcMethod) http.HandlerFunc {
 	unaryGate := s.envdGate(writeUnaryError, false)

@@ -67,11 +67,7 @@ func (w *watchers) sweep(now time.Time) {
 	}
 }
 
-func fsCreateWatcher(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbWatchRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func fsCreateWatcher(c *rpcCall, in *pbWatchRequest) (any, error) {
 	w := c.s.watch
 	w.mu.Lock()
 	w.sweep(time.Now())
@@ -83,7 +79,7 @@ func fsCreateWatcher(c *rpcCall, decode func(any) error) (any, error) {
 	// The watch outlives this call: it belongs to the watcher.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.ctx()))
 	wc := &rpcCall{s: c.s, q: c.q, cx: ctx} // no request: it is over before the watch is
-	fw, root, err := wc.openWatch(&in)
+	fw, root, err := wc.openWatch(in)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -164,11 +160,7 @@ func (w *watchers) remove(id string) {
 	}
 }
 
-func fsGetWatcherEvents(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbWatcherRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func fsGetWatcherEvents(c *rpcCall, in *pbWatcherRequest) (any, error) {
 	pw := c.s.watch.lookup(c, in.WatcherID)
 	if pw == nil {
 		return nil, errs.NotFound("watcher not found")
@@ -192,11 +184,7 @@ func fsGetWatcherEvents(c *rpcCall, decode func(any) error) (any, error) {
 	return pbWatcherEventsResponse{Events: events}, nil
 }
 
-func fsRemoveWatcher(c *rpcCall, decode func(any) error) (any, error) {
-	var in pbWatcherRequest
-	if err := decode(&in); err != nil {
-		return nil, err
-	}
+func fsRemoveWatcher(c *rpcCall, in *pbWatcherRequest) (any, error) {
 	if c.s.watch.lookup(c, in.WatcherID) == nil {
 		return nil, errs.NotFound("watcher not found")
 	}

@@ -129,6 +129,21 @@ func splitHostPort(authority string, def int) (string, int, error) {
 	return host, port, nil
 }
 
+// allowTarget is resolveTarget for the connection c, which it names the
+// destination of; a refused one is recorded and answered 403 (ok false).
+func (s *Server) allowTarget(ctx context.Context, c *conn, host string, port int) (target, bool) {
+	tg, err := s.resolveTarget(ctx, c.sb.policy(), host, port)
+	if tg.name != "" {
+		c.d.Name = tg.name
+	}
+	if err != nil {
+		c.refuse(ctx, "%v", err)
+		writeProxyError(c.client, http.StatusForbidden, err.Error())
+		return tg, false
+	}
+	return tg, true
+}
+
 // connect serves CONNECT host:port.
 func (s *Server) connect(ctx context.Context, c *conn, req *http.Request) {
 	host, port, err := splitHostPort(req.URL.Host, 0)
@@ -137,13 +152,8 @@ func (s *Server) connect(ctx context.Context, c *conn, req *http.Request) {
 		return
 	}
 	c.d.Name, c.d.Port = host, port
-	tg, err := s.resolveTarget(ctx, c.sb.policy(), host, port)
-	if tg.name != "" {
-		c.d.Name = tg.name
-	}
-	if err != nil {
-		c.refuse(ctx, "%v", err)
-		writeProxyError(c.client, http.StatusForbidden, err.Error())
+	tg, ok := s.allowTarget(ctx, c, host, port)
+	if !ok {
 		return
 	}
 	c.d.Reason = "allowed by " + tg.by
@@ -207,13 +217,8 @@ func (s *Server) forward(ctx context.Context, c *conn, req *http.Request, hostHd
 			c.up.Store(0)
 			c.down.Store(0)
 			c.d.Name, c.d.Addr, c.d.Port, c.d.Reason = host, "", port, ""
-			tg, err = s.resolveTarget(ctx, c.sb.policy(), host, port)
-			if tg.name != "" {
-				c.d.Name = tg.name
-			}
-			if err != nil {
-				c.refuse(ctx, "%v", err)
-				writeProxyError(c.client, http.StatusForbidden, err.Error())
+			var ok bool
+			if tg, ok = s.allowTarget(ctx, c, host, port); !ok {
 				return
 			}
 			plan = nil

@@ -62,6 +62,24 @@ func Bearer(h http.Header) (string, error) {
 	return tok, nil
 }
 
+// ErrNoBearer answers a call that needs a key and has no bearer
+// credential.
+var ErrNoBearer = errs.New(errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
+
+// RequiredBearer reads "Authorization: Bearer KEY" (the scheme in any
+// letter case: AuthParam) for a surface whose every call needs a key:
+// none is ErrNoBearer. It is a Surface's Credential (REST and MCP).
+func RequiredBearer(r *http.Request) (string, error) {
+	token, err := Bearer(r.Header)
+	if err != nil {
+		return "", err
+	}
+	if token == "" {
+		return "", ErrNoBearer
+	}
+	return token, nil
+}
+
 // Subprotocol returns the value of the first WebSocket subprotocol
 // offered as prefix+value (prefix compared without regard to letter
 // case), "" if none: the way clients that cannot set a header offer a

@@ -67,23 +67,10 @@ func baseURL(r *http.Request) string {
 
 // The MCP endpoint's credential and error shape (package gate).
 var (
-	errNoBearer   = errs.New(errs.CodeUnauthenticated, "missing bearer token (Authorization: Bearer KEY)")
+	errNoBearer   = gate.ErrNoBearer
 	errBadKey     = errs.New(errs.CodeUnauthenticated, "invalid or revoked API key")
 	errCannotAuth = errs.New(errs.CodeUnavailable, "cannot check the API key right now")
 )
-
-// bearer reads "Authorization: Bearer KEY" (the scheme in any letter
-// case: gate.AuthParam).
-func bearer(r *http.Request) (string, error) {
-	token, err := gate.Bearer(r.Header)
-	if err != nil {
-		return "", err
-	}
-	if token == "" {
-		return "", errNoBearer
-	}
-	return token, nil
-}
 
 // fail answers in the REST API's error shape; a refused key is told how
 // to authenticate (RFC 6750).
@@ -102,7 +89,7 @@ func fail(w http.ResponseWriter, _ *http.Request, err error) {
 // "POST /mcp" and so on) before it is served. Which tool may do what is
 // the services' to decide (the sandbox manager checks every call).
 func (s *Server) authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
-	g := gate.New(authn, s.o.Auditor, s.log, gate.Surface{Name: "MCP", Credential: bearer, Invalid: errBadKey,
+	g := gate.New(authn, s.o.Auditor, s.log, gate.Surface{Name: "MCP", Credential: gate.RequiredBearer, Invalid: errBadKey,
 		Unavailable: errCannotAuth, Limit: s.o.RateLimit, Fail: fail})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.Wrap(r.Method+" /mcp", 0, next).ServeHTTP(w, r)

@@ -20,7 +20,7 @@ const (
 )
 
 type execIn struct {
-	Sandbox        string            `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Command        string            `json:"command,omitempty" jsonschema:"A shell command line, run with /bin/sh -c: pipes, &&, redirects, globs and variables work. Give this or argv."`
 	Argv           []string          `json:"argv,omitempty" jsonschema:"The program and its arguments, run directly with no shell (nothing is interpreted). Give this or command."`
 	Cwd            string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
@@ -45,6 +45,8 @@ type execOut struct {
 	OOMKilled       bool    `json:"oom_killed,omitempty" jsonschema:"The sandbox ran out of memory and the command was killed."`
 	DurationMs      float64 `json:"duration_ms"`
 }
+
+func (o *execOut) setSandbox(id string) { o.Sandbox = id }
 
 // commandLine turns command or argv into an argv.
 func commandLine(command string, argv []string, what string) ([]string, error) {
@@ -101,20 +103,17 @@ func execTools(tb *Toolbox) {
 			budget := outputBudget(in.MaxOutputBytes)
 			req := wire.ExecRequest{Cmd: argv, Env: in.Env, Cwd: in.Cwd, User: in.User, Stdin: in.Stdin,
 				TimeoutMs: max(1, to.Milliseconds())}
-			var out execOut
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *execOut) error {
 				stdout, stderr := newCapture(budget), newCapture(budget)
 				res, err := c.Backend().ExecStream(c.Context(), id, req, stdout, stderr)
 				if err != nil {
 					return err
 				}
-				out = execOut{ExitCode: res.ExitCode, Stdout: stdout.String(), Stderr: stderr.String(),
+				*out = execOut{ExitCode: res.ExitCode, Stdout: stdout.String(), Stderr: stderr.String(),
 					StdoutBytes: stdout.total, StderrBytes: stderr.total,
 					StdoutTruncated: stdout.truncated(), StderrTruncated: stderr.truncated(),
 					TimedOut: res.TimedOut, Signal: res.Signal, OOMKilled: res.OOMKilled, DurationMs: res.DurationMs}
 				return nil
 			})
-			out.Sandbox = id
-			return out, err
 		})
 }

@@ -21,7 +21,7 @@ const (
 )
 
 type fileReadIn struct {
-	Sandbox   string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Path      string `json:"path" jsonschema:"The file's path; relative paths are under /workspace."`
 	StartLine int    `json:"start_line,omitempty" jsonschema:"First line to return, counting from 1 (default 1)."`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"Last line to return, inclusive (default: start_line + 1999)."`
@@ -29,7 +29,7 @@ type fileReadIn struct {
 }
 
 type fileReadOut struct {
-	Sandbox    string `json:"sandbox"`
+	sandboxOut
 	Path       string `json:"path"`
 	Content    string `json:"content" jsonschema:"The lines asked for, exactly as in the file (each ending in a newline except perhaps the file's last)."`
 	StartLine  int    `json:"start_line" jsonschema:"Line number of the first line in content (from 1)."`
@@ -41,21 +41,21 @@ type fileReadOut struct {
 }
 
 type fileWriteIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Path    string `json:"path" jsonschema:"The file's path; relative paths are under /workspace. Missing parent directories are created."`
 	Content string `json:"content" jsonschema:"The whole new content of the file (text)."`
 	Mode    string `json:"mode,omitempty" jsonschema:"Permissions in octal, e.g. \"0755\" for a script (default: keep an existing file's, 0644 for a new one)."`
 }
 
 type fileWriteOut struct {
-	Sandbox string `json:"sandbox"`
-	Path    string `json:"path"`
-	Bytes   int64  `json:"bytes" jsonschema:"Size of the file written."`
-	Mode    string `json:"mode"`
+	sandboxOut
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes" jsonschema:"Size of the file written."`
+	Mode  string `json:"mode"`
 }
 
 type fileEditIn struct {
-	Sandbox    string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Path       string `json:"path" jsonschema:"The file's path; relative paths are under /workspace."`
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is set: include enough surrounding lines to make it unique."`
 	NewString  string `json:"new_string" jsonschema:"The replacement text (empty deletes old_string)."`
@@ -63,17 +63,17 @@ type fileEditIn struct {
 }
 
 type fileEditOut struct {
-	Sandbox      string `json:"sandbox"`
+	sandboxOut
 	Path         string `json:"path"`
 	Replacements int    `json:"replacements"`
 	Bytes        int64  `json:"bytes" jsonschema:"Size of the file after the edit."`
 }
 
 type fileListIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
-	Path    string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
-	Depth   int    `json:"depth,omitempty" jsonschema:"Levels to descend: 1 (default) lists the directory's entries, 2 their entries too, and so on (at most 64)."`
-	Limit   int    `json:"limit,omitempty" jsonschema:"Most entries to return (default 1000, at most 10000)."`
+	sandboxIn
+	Path  string `json:"path,omitempty" jsonschema:"Directory to list (default /workspace)."`
+	Depth int    `json:"depth,omitempty" jsonschema:"Levels to descend: 1 (default) lists the directory's entries, 2 their entries too, and so on (at most 64)."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Most entries to return (default 1000, at most 10000)."`
 }
 
 type entry struct {
@@ -90,14 +90,14 @@ func entryOf(fi wire.FileInfo) entry {
 }
 
 type fileListOut struct {
-	Sandbox   string  `json:"sandbox"`
+	sandboxOut
 	Path      string  `json:"path"`
 	Entries   []entry `json:"entries"`
 	Truncated bool    `json:"truncated" jsonschema:"More entries exist than were returned."`
 }
 
 type fileFindIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Pattern string `json:"pattern" jsonschema:"Glob relative to path: * and ? match within a name, ** any number of directories, e.g. \"**/*.py\" or \"src/*_test.go\"."`
 	Path    string `json:"path,omitempty" jsonschema:"Directory to search under (default /workspace)."`
 	Type    string `json:"type,omitempty" jsonschema:"Only entries of this type: file, dir or symlink."`
@@ -111,13 +111,13 @@ type match struct {
 }
 
 type fileFindOut struct {
-	Sandbox   string  `json:"sandbox"`
+	sandboxOut
 	Matches   []match `json:"matches"`
 	Truncated bool    `json:"truncated" jsonschema:"More matches exist than were returned."`
 }
 
 type fileSearchIn struct {
-	Sandbox    string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Query      string `json:"query" jsonschema:"Text to find in file contents (a literal string unless regexp is set)."`
 	Path       string `json:"path,omitempty" jsonschema:"File or directory to search (default /workspace; directories are searched recursively)."`
 	Regexp     bool   `json:"regexp,omitempty" jsonschema:"Query is a regular expression (RE2 syntax)."`
@@ -133,7 +133,7 @@ type lineMatch struct {
 }
 
 type fileSearchOut struct {
-	Sandbox      string      `json:"sandbox"`
+	sandboxOut
 	Matches      []lineMatch `json:"matches"`
 	Truncated    bool        `json:"truncated" jsonschema:"More matches exist than were returned."`
 	FilesScanned int64       `json:"files_scanned"`
@@ -177,8 +177,7 @@ func fileTools(tb *Toolbox) {
 			if err != nil {
 				return fileReadOut{}, err
 			}
-			out := fileReadOut{Path: in.Path}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *fileReadOut) error {
 				// The sandbox reads the range: only its lines cross, however
 				// large the file.
 				r, err := c.Backend().ReadLines(c.Context(), id, wire.LinesRequest{Path: in.Path, Start: start, End: end, MaxBytes: limit})
@@ -188,15 +187,13 @@ func fileTools(tb *Toolbox) {
 				if r.Binary {
 					return errBinary
 				}
-				out.Content, out.StartLine, out.EndLine, out.TotalLines = validText(r.Content), start, r.End, r.Total
-				out.More, out.Truncated, out.Size = r.More, r.Truncated, r.Size
+				if r.Total > 0 && start > r.Total {
+					return newToolError(errs.CodeInvalid, "start_line %d is past the end of %s, which has %d lines.", start, clip(in.Path), r.Total)
+				}
+				*out = fileReadOut{Path: in.Path, Content: validText(r.Content), StartLine: start, EndLine: r.End, TotalLines: r.Total,
+					More: r.More, Truncated: r.Truncated, Size: r.Size}
 				return nil
 			})
-			out.Sandbox = id
-			if err == nil && out.TotalLines > 0 && start > out.TotalLines {
-				return fileReadOut{}, newToolError(errs.CodeInvalid, "start_line %d is past the end of %s, which has %d lines.", start, clip(in.Path), out.TotalLines)
-			}
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "file_write", Need: rights.Of(rights.Write), Title: "Write a file", Idempotent: true,
@@ -209,15 +206,12 @@ func fileTools(tb *Toolbox) {
 			if len(in.Content) > maxWriteBytes {
 				return fileWriteOut{}, newToolError(errs.CodeTooLarge, "The content is over %d bytes; write it in parts (e.g. several files) or generate it inside the sandbox with exec.", maxWriteBytes)
 			}
-			var out fileWriteOut
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *fileWriteOut) error {
 				fi, err := c.Backend().WriteFile(c.Context(), id, wire.WriteRequest{Path: in.Path, Mode: in.Mode, Parents: true},
 					strings.NewReader(in.Content), int64(len(in.Content)))
-				out = fileWriteOut{Path: fi.Path, Bytes: fi.Size, Mode: fi.Mode}
+				*out = fileWriteOut{Path: fi.Path, Bytes: fi.Size, Mode: fi.Mode}
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "file_edit", Need: rights.Of(rights.Write), Title: "Edit a file",
@@ -228,15 +222,12 @@ func fileTools(tb *Toolbox) {
 			if in.Path == "" || in.OldString == "" {
 				return fileEditOut{}, newToolError(errs.CodeInvalid, "Give `path` and a non-empty `old_string` (to create a file or replace it whole, use file_write).")
 			}
-			var out fileEditOut
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *fileEditOut) error {
 				res, err := c.Backend().EditFile(c.Context(), id, wire.EditRequest{Path: in.Path, OldString: in.OldString,
 					NewString: in.NewString, ReplaceAll: in.ReplaceAll})
-				out = fileEditOut{Path: res.File.Path, Replacements: res.Replacements, Bytes: res.File.Size}
+				*out = fileEditOut{Path: res.File.Path, Replacements: res.Replacements, Bytes: res.File.Size}
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "file_list", Need: rights.Of(rights.Read), Title: "List a directory", ReadOnly: true,
@@ -250,8 +241,8 @@ func fileTools(tb *Toolbox) {
 			if in.Depth < 0 {
 				return fileListOut{}, newToolError(errs.CodeInvalid, "`depth` must be positive.")
 			}
-			out := fileListOut{Entries: []entry{}}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *fileListOut) error {
+				*out = fileListOut{Entries: []entry{}}
 				res, err := c.Backend().ListFiles(c.Context(), id, wire.ListRequest{Path: in.Path, Depth: min(in.Depth, 64), Limit: limit})
 				if err != nil {
 					return err
@@ -262,8 +253,6 @@ func fileTools(tb *Toolbox) {
 				}
 				return nil
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "file_find", Need: rights.Of(rights.Read), Title: "Find files by name", ReadOnly: true,
@@ -277,8 +266,8 @@ func fileTools(tb *Toolbox) {
 			if err != nil {
 				return fileFindOut{}, err
 			}
-			out := fileFindOut{Matches: []match{}}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *fileFindOut) error {
+				*out = fileFindOut{Matches: []match{}}
 				res, err := c.Backend().FindFiles(c.Context(), id, wire.FindRequest{Path: in.Path, Pattern: in.Pattern, Type: in.Type, Limit: limit})
 				if err != nil {
 					return err
@@ -289,8 +278,6 @@ func fileTools(tb *Toolbox) {
 				}
 				return nil
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "file_search", Need: rights.Of(rights.Read), Title: "Search file contents", ReadOnly: true,
@@ -305,8 +292,8 @@ func fileTools(tb *Toolbox) {
 			if err != nil {
 				return fileSearchOut{}, err
 			}
-			out := fileSearchOut{Matches: []lineMatch{}}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *fileSearchOut) error {
+				*out = fileSearchOut{Matches: []lineMatch{}}
 				res, err := c.Backend().SearchFiles(c.Context(), id, wire.SearchRequest{Path: in.Path, Query: in.Query,
 					Regexp: in.Regexp, IgnoreCase: in.IgnoreCase, Include: in.Include, Limit: limit})
 				if err != nil {
@@ -318,8 +305,6 @@ func fileTools(tb *Toolbox) {
 				}
 				return nil
 			})
-			out.Sandbox = id
-			return out, err
 		})
 }
 

@@ -7,14 +7,14 @@ import (
 )
 
 type portIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
-	Port    int    `json:"port" jsonschema:"TCP port a server inside the sandbox listens on (1-65535)."`
+	sandboxIn
+	Port int `json:"port" jsonschema:"TCP port a server inside the sandbox listens on (1-65535)."`
 }
 
 type portOut struct {
-	Sandbox string `json:"sandbox"`
-	Port    int    `json:"port"`
-	URL     string `json:"url" jsonschema:"URL at which the Paddock server forwards HTTP to that port. It carries a token that reaches that port alone, for an hour: open it as it is, no key needed."`
+	sandboxOut
+	Port int    `json:"port"`
+	URL  string `json:"url" jsonschema:"URL at which the Paddock server forwards HTTP to that port. It carries a token that reaches that port alone, for an hour: open it as it is, no key needed."`
 }
 
 func portTools(tb *Toolbox) {
@@ -26,15 +26,13 @@ func portTools(tb *Toolbox) {
 			if err := validPort(in.Port); err != nil {
 				return portOut{}, newToolError(errs.CodeInvalid, "`port` must be a TCP port number between 1 and 65535.")
 			}
-			out := portOut{Port: in.Port}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *portOut) error {
+				*out = portOut{Port: in.Port}
 				var err error
 				var u wire.PortURL
 				u, err = c.Backend().PortURL(c.Context(), id, in.Port, 0)
 				out.URL = u.URL
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 }

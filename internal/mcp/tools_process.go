@@ -31,7 +31,7 @@ func procOf(p wire.ProcessInfo) processInfo {
 }
 
 type startIn struct {
-	Sandbox string            `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Command string            `json:"command,omitempty" jsonschema:"A shell command line, run with /bin/sh -c. Give this or argv."`
 	Argv    []string          `json:"argv,omitempty" jsonschema:"The program and its arguments, run directly with no shell. Give this or command."`
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"Working directory (default /workspace)."`
@@ -41,18 +41,17 @@ type startIn struct {
 }
 
 type startOut struct {
-	Sandbox string `json:"sandbox"`
+	sandboxOut
 	processInfo
 }
 
 type procRefIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 	Process string `json:"process" jsonschema:"The process: its id from process_start (e.g. \"p1\"), its pid, or \"tag:NAME\"."`
 }
 
 type outputIn struct {
-	Sandbox      string  `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
-	Process      string  `json:"process" jsonschema:"The process: its id from process_start (e.g. \"p1\"), its pid, or \"tag:NAME\"."`
+	procRefIn
 	StdoutOffset int64   `json:"stdout_offset,omitempty" jsonschema:"Read stdout from this byte offset: pass stdout_offset from the previous answer to get only what is new (default 0: from the oldest byte kept)."`
 	StderrOffset int64   `json:"stderr_offset,omitempty" jsonschema:"Read stderr from this byte offset, as stdout_offset."`
 	TailBytes    int64   `json:"tail_bytes,omitempty" jsonschema:"Instead of offsets: only the last this many bytes of each stream."`
@@ -61,7 +60,7 @@ type outputIn struct {
 }
 
 type outputOut struct {
-	Sandbox      string      `json:"sandbox"`
+	sandboxOut
 	Process      processInfo `json:"process"`
 	Stdout       string      `json:"stdout"`
 	Stderr       string      `json:"stderr"`
@@ -72,25 +71,24 @@ type outputOut struct {
 }
 
 type signalIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
-	Process string `json:"process" jsonschema:"The process: its id from process_start (e.g. \"p1\"), its pid, or \"tag:NAME\"."`
-	Signal  string `json:"signal,omitempty" jsonschema:"Signal name or number: SIGTERM (default: ask to stop), SIGINT (like Ctrl-C), SIGKILL (force), SIGHUP..."`
-	Tree    bool   `json:"tree,omitempty" jsonschema:"Signal every process it started too (e.g. a shell and its children)."`
+	procRefIn
+	Signal string `json:"signal,omitempty" jsonschema:"Signal name or number: SIGTERM (default: ask to stop), SIGINT (like Ctrl-C), SIGKILL (force), SIGHUP..."`
+	Tree   bool   `json:"tree,omitempty" jsonschema:"Signal every process it started too (e.g. a shell and its children)."`
 }
 
 type signalOut struct {
-	Sandbox   string `json:"sandbox"`
+	sandboxOut
 	Process   string `json:"process"`
 	Signal    string `json:"signal"`
 	Signalled int    `json:"signalled" jsonschema:"How many processes got the signal."`
 }
 
 type procListIn struct {
-	Sandbox string `json:"sandbox,omitempty" jsonschema:"Id of the sandbox to act on. Omit it to use this session's own sandbox (created on first use, deleted when the session ends)."`
+	sandboxIn
 }
 
 type procListOut struct {
-	Sandbox   string        `json:"sandbox"`
+	sandboxOut
 	Processes []processInfo `json:"processes"`
 }
 
@@ -106,14 +104,11 @@ func processTools(tb *Toolbox) {
 				return startOut{}, err
 			}
 			req := wire.ProcessRequest{Cmd: argv, Env: in.Env, Cwd: in.Cwd, User: in.User, Tag: in.Tag}
-			var out startOut
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *startOut) error {
 				info, err := c.Backend().StartProcess(c.Context(), id, req)
 				out.processInfo = procOf(info)
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "process_output", Need: rights.Of(rights.Read), Title: "Read a background process's output", ReadOnly: true,
@@ -132,14 +127,11 @@ func processTools(tb *Toolbox) {
 				return outputOut{}, err
 			}
 			budget := int64(outputBudget(in.MaxBytes))
-			var out outputOut
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *outputOut) error {
 				var err error
-				out, err = readOutput(c, id, in, wait, budget)
+				*out, err = readOutput(c, id, in, wait, budget)
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "process_signal", Need: rights.Of(rights.Exec), Title: "Signal a background process",
@@ -153,29 +145,25 @@ func processTools(tb *Toolbox) {
 			if sig == "" {
 				sig = "SIGTERM"
 			}
-			out := signalOut{Process: in.Process, Signal: sig}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *signalOut) error {
+				*out = signalOut{Process: in.Process, Signal: sig}
 				n, err := c.Backend().SignalProcess(c.Context(), id, in.Process, sig, in.Tree)
 				out.Signalled = n
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 
 	Add(tb, Tool{Name: "process_list", Need: rights.Of(rights.Read), Title: "List background processes", ReadOnly: true,
 		Description: "List a sandbox's background processes (running and recently exited) with their state."},
 		func(c *Call, in procListIn) (procListOut, error) {
-			out := procListOut{Processes: []processInfo{}}
-			id, err := c.On(in.Sandbox, func(id string) error {
+			return onSandbox(c, in.sandboxIn, func(id string, out *procListOut) error {
+				*out = procListOut{Processes: []processInfo{}}
 				l, err := c.Backend().Processes(c.Context(), id)
 				for _, p := range l {
 					out.Processes = append(out.Processes, procOf(p))
 				}
 				return err
 			})
-			out.Sandbox = id
-			return out, err
 		})
 }
 

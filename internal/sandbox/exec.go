@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -50,16 +51,7 @@ func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest
 	inst := b.inst
 	b.mu.Unlock()
 
-	env := req.Env
-	if len(spec.Env) > 0 {
-		env = make(map[string]string, len(spec.Env)+len(req.Env))
-		for k, v := range spec.Env {
-			env[k] = v
-		}
-		for k, v := range req.Env {
-			env[k] = v
-		}
-	}
+	env := withSpecEnv(spec.Env, req.Env)
 	maxOut := req.MaxOutputBytes
 	if maxOut == 0 {
 		maxOut = m.cfg.MaxOutput
@@ -94,24 +86,24 @@ func (m *Manager) Exec(ctx context.Context, sc Scope, id string, req ExecRequest
 	return res, err
 }
 
+// withSpecEnv is a call's environment: the sandbox's (its spec's env)
+// with the call's own over it.
+func withSpecEnv(spec, call map[string]string) map[string]string {
+	if len(spec) == 0 {
+		return call
+	}
+	env := make(map[string]string, len(spec)+len(call))
+	maps.Copy(env, spec)
+	maps.Copy(env, call)
+	return env
+}
+
 func (m *Manager) validateExec(req *ExecRequest) error {
 	if len(req.Cmd) == 0 || req.Cmd[0] == "" {
 		return errs.Invalid("cmd must name a program (it is run directly, not through a shell; use [\"sh\",\"-c\",\"...\"] for shell syntax)")
 	}
-	if len(req.Cmd) > maxArgs {
-		return errs.Invalid("at most %d arguments", maxArgs)
-	}
-	n := 0
-	for _, a := range req.Cmd {
-		n += len(a) + 1
-		for i := 0; i < len(a); i++ {
-			if a[i] == 0 {
-				return errs.Invalid("arguments must not contain NUL bytes")
-			}
-		}
-	}
-	if n > maxArgvBytes {
-		return errs.Invalid("arguments exceed %d bytes", maxArgvBytes)
+	if err := validArgv(req.Cmd); err != nil {
+		return err
 	}
 	if err := ValidateEnv(req.Env); err != nil {
 		return err

@@ -94,34 +94,68 @@ func (m *Manager) snapshotOf(b *box) Sandbox {
 	return b.sb
 }
 
-func (m *Manager) pause(ctx context.Context, b *box, actor, cause string) (Sandbox, error) {
-	b.pz.op.Lock()
-	defer b.pz.op.Unlock()
+// pauseOp is one pause or resume of a box, begun by beginPauseOp; its
+// result is audited by done.
+type pauseOp struct {
+	m     *Manager
+	kind  string // sandbox.pause or sandbox.resume
+	actor string
+	sb    Sandbox // as it was when the operation began
+	p     runtime.Pauser
+	data  map[string]any
+	start time.Time
+}
+
+// beginPauseOp begins kind on b, which must be in state from to be
+// changed to to; the caller holds b.pz.op. It audits the intent (failing
+// closed). A box already in state to needs nothing: op is nil and sb is
+// the sandbox.
+func (m *Manager) beginPauseOp(ctx context.Context, b *box, actor, cause, kind string, from, to State) (op *pauseOp, sb Sandbox, err error) {
 	b.mu.Lock()
 	sb, gone := b.sb, b.gone
 	b.mu.Unlock()
 	switch {
 	case gone:
-		return Sandbox{}, errs.NotFound("sandbox not found")
-	case sb.State == StatePaused:
-		return sb, nil
-	case sb.State != StateRunning:
-		return Sandbox{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
+		return nil, Sandbox{}, errs.NotFound("sandbox not found")
+	case sb.State == to:
+		return nil, sb, nil
+	case sb.State != from:
+		return nil, Sandbox{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
 	}
 	p, err := runtime.PauserOf(m.rt.Name(), b.inst)
 	if err != nil {
-		return Sandbox{}, err
+		return nil, Sandbox{}, err
 	}
-	data := map[string]any{"cause": cause}
-	if err := m.event(ctx, Event{Kind: "sandbox.pause", Phase: "intent", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data}); err != nil {
-		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
+	op = &pauseOp{m: m, kind: kind, actor: actor, sb: sb, p: p, data: map[string]any{"cause": cause}}
+	if err := m.event(ctx, Event{Kind: kind, Phase: "intent", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: op.data}); err != nil {
+		return nil, Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
 	}
-	start := time.Now()
-	if err := p.Pause(ctx); err != nil {
+	op.start = time.Now()
+	return op, sb, nil
+}
+
+// done audits the operation's result: err, or its duration.
+func (o *pauseOp) done(ctx context.Context, err error) {
+	ev := Event{Kind: o.kind, Phase: "result", Tenant: o.sb.Tenant, Actor: o.actor, Sandbox: o.sb.ID, Data: o.data}
+	if err != nil {
+		ev.Error, ev.Code = errs.Public(err), string(errs.CodeOf(err))
+	} else {
+		ev.Duration = time.Since(o.start)
+	}
+	_ = o.m.event(ctx, ev)
+}
+
+func (m *Manager) pause(ctx context.Context, b *box, actor, cause string) (Sandbox, error) {
+	b.pz.op.Lock()
+	defer b.pz.op.Unlock()
+	op, sb, err := m.beginPauseOp(ctx, b, actor, cause, "sandbox.pause", StateRunning, StatePaused)
+	if op == nil {
+		return sb, err
+	}
+	if err := op.p.Pause(ctx); err != nil {
 		err = errs.Wrap(errs.CodeOf(err), err, "the sandbox could not be paused")
 		m.log.Error("pause failed", "sandbox", sb.ID, "err", err)
-		_ = m.event(ctx, Event{Kind: "sandbox.pause", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
-			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		op.done(ctx, err)
 		return Sandbox{}, err
 	}
 	now := time.Now()
@@ -145,47 +179,29 @@ func (m *Manager) pause(ctx context.Context, b *box, actor, cause string) (Sandb
 	if err := m.persist(context.WithoutCancel(ctx), b, false); err != nil {
 		// Not recorded: a restart would reattach it as running, frozen.
 		// Undo, so what runs is what is recorded.
-		_ = p.Resume(context.WithoutCancel(ctx))
+		_ = op.p.Resume(context.WithoutCancel(ctx))
 		b.mu.Lock()
 		b.sb = prev
 		b.mu.Unlock()
 		m.armIdle(b)
-		_ = m.event(ctx, Event{Kind: "sandbox.pause", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
-			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		op.done(ctx, err)
 		return Sandbox{}, err
 	}
 	m.arm(b)
-	_ = m.event(ctx, Event{Kind: "sandbox.pause", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
-		Duration: time.Since(start)})
+	op.done(ctx, nil)
 	return m.snapshotOf(b), nil
 }
 
 func (m *Manager) resume(ctx context.Context, b *box, actor, cause string) (Sandbox, error) {
 	b.pz.op.Lock()
 	defer b.pz.op.Unlock()
-	b.mu.Lock()
-	sb, gone := b.sb, b.gone
-	b.mu.Unlock()
-	switch {
-	case gone:
-		return Sandbox{}, errs.NotFound("sandbox not found")
-	case sb.State == StateRunning:
-		return sb, nil
-	case sb.State != StatePaused:
-		return Sandbox{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
+	op, sb, err := m.beginPauseOp(ctx, b, actor, cause, "sandbox.resume", StatePaused, StateRunning)
+	if op == nil {
+		return sb, err
 	}
-	p, err := runtime.PauserOf(m.rt.Name(), b.inst)
-	if err != nil {
-		return Sandbox{}, err
-	}
-	data := map[string]any{"cause": cause}
-	if err := m.event(ctx, Event{Kind: "sandbox.resume", Phase: "intent", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data}); err != nil {
-		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
-	}
-	start := time.Now()
-	if err := p.Resume(ctx); err != nil {
+	if err := op.p.Resume(ctx); err != nil {
 		m.log.Error("resume failed", "sandbox", sb.ID, "err", err)
-		if !p.Paused() {
+		if !op.p.Paused() {
 			// Thawed, but its agent does not answer (a sandbox reattached
 			// paused whose agent is not the one we started): it is
 			// failed, as if it had exited.
@@ -197,8 +213,7 @@ func (m *Manager) resume(ctx context.Context, b *box, actor, cause string) (Sand
 			_ = m.rt.Destroy(context.WithoutCancel(ctx), b.inst)
 		}
 		err = errs.Wrap(errs.CodeUnavailable, err, "the sandbox could not be resumed")
-		_ = m.event(ctx, Event{Kind: "sandbox.resume", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
-			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		op.done(ctx, err)
 		return Sandbox{}, err
 	}
 	now := time.Now()
@@ -216,8 +231,7 @@ func (m *Manager) resume(ctx context.Context, b *box, actor, cause string) (Sand
 	}
 	m.arm(b)
 	m.armIdle(b)
-	_ = m.event(ctx, Event{Kind: "sandbox.resume", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data,
-		Duration: time.Since(start)})
+	op.done(ctx, nil)
 	return m.snapshotOf(b), nil
 }
 

@@ -67,6 +67,14 @@ func (m *Manager) act(ctx context.Context, sc Scope, id, kind string, intent map
 }
 
 // procGuest resolves the sandbox (scoped) and checks the process reference.
+// procGuestFor is procGuest for a caller who needs the right need.
+func (m *Manager) procGuestFor(ctx context.Context, sc Scope, need rights.Right, id, ref string) (*guestapi.Client, error) {
+	if err := sc.Need(need); err != nil {
+		return nil, err
+	}
+	return m.procGuest(ctx, sc, id, ref)
+}
+
 func (m *Manager) procGuest(ctx context.Context, sc Scope, id, ref string) (*guestapi.Client, error) {
 	g, _, err := m.guest(sc, id)
 	if err != nil {
@@ -150,16 +158,7 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	env := req.Env
-	if len(spec.Env) > 0 {
-		env = make(map[string]string, len(spec.Env)+len(req.Env))
-		for k, v := range spec.Env {
-			env[k] = v
-		}
-		for k, v := range req.Env {
-			env[k] = v
-		}
-	}
+	env := withSpecEnv(spec.Env, req.Env)
 	var info ProcessInfo
 	err = m.act(ctx, sc, id, "process.start",
 		map[string]any{"argv": req.Cmd, "cwd": req.Cwd, "user": req.User, "tag": req.Tag, "pty": req.PTY != nil, "stdin": req.Stdin,
@@ -179,10 +178,7 @@ func (m *Manager) StartProcess(ctx context.Context, sc Scope, id string, req Pro
 
 // Processes lists the sandbox's running and recently exited processes.
 func (m *Manager) Processes(ctx context.Context, sc Scope, id string) ([]ProcessInfo, error) {
-	if err := sc.Need(rights.Read); err != nil {
-		return nil, err
-	}
-	g, err := m.procGuest(ctx, sc, id, "")
+	g, err := m.procGuestFor(ctx, sc, rights.Read, id, "")
 	if err != nil {
 		return nil, err
 	}
@@ -192,10 +188,7 @@ func (m *Manager) Processes(ctx context.Context, sc Scope, id string) ([]Process
 
 // Process describes one process; ref is a pid, a process id or "tag:NAME".
 func (m *Manager) Process(ctx context.Context, sc Scope, id, ref string) (ProcessInfo, error) {
-	if err := sc.Need(rights.Read); err != nil {
-		return ProcessInfo{}, err
-	}
-	g, err := m.procGuest(ctx, sc, id, ref)
+	g, err := m.procGuestFor(ctx, sc, rights.Read, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
@@ -241,10 +234,7 @@ func (m *Manager) ProcessOutput(ctx context.Context, sc Scope, id, ref string, o
 
 // WriteStdin streams r to a process's input and returns the bytes written.
 func (m *Manager) WriteStdin(ctx context.Context, sc Scope, id, ref string, r io.Reader) (int64, error) {
-	if err := sc.Need(rights.Exec); err != nil {
-		return 0, err
-	}
-	g, err := m.procGuest(ctx, sc, id, ref)
+	g, err := m.procGuestFor(ctx, sc, rights.Exec, id, ref)
 	if err != nil {
 		return 0, err
 	}
@@ -259,10 +249,7 @@ func (m *Manager) WriteStdin(ctx context.Context, sc Scope, id, ref string, r io
 
 // CloseStdin closes a process's input (a terminal gets ^D).
 func (m *Manager) CloseStdin(ctx context.Context, sc Scope, id, ref string) error {
-	if err := sc.Need(rights.Exec); err != nil {
-		return err
-	}
-	g, err := m.procGuest(ctx, sc, id, ref)
+	g, err := m.procGuestFor(ctx, sc, rights.Exec, id, ref)
 	if err != nil {
 		return err
 	}
@@ -316,10 +303,7 @@ func (m *Manager) WaitProcess(ctx context.Context, sc Scope, id, ref string, tim
 // KillProcess kills a process and everything it started (SIGKILL to its
 // cgroup sub-group) and returns its final state.
 func (m *Manager) KillProcess(ctx context.Context, sc Scope, id, ref string) (ProcessInfo, error) {
-	if err := sc.Need(rights.Exec); err != nil {
-		return ProcessInfo{}, err
-	}
-	g, err := m.procGuest(ctx, sc, id, ref)
+	g, err := m.procGuestFor(ctx, sc, rights.Exec, id, ref)
 	if err != nil {
 		return ProcessInfo{}, err
 	}

@@ -75,24 +75,13 @@ func addSandboxUser(in accountFiles, shell string) (accountFiles, error) {
 		}
 	}
 	hasRoot := false
-	hasUser := false
-	for _, line := range lines(in.passwd) {
-		f := strings.Split(line, ":")
-		if len(f) != 7 {
-			continue
-		}
+	hasUser, err := hasAccount(in.passwd, 7, "passwd", "uid", UserUID, func(f []string) {
 		if f[0] == "root" && f[2] == "0" {
 			hasRoot = true
 		}
-		nameMatch, idMatch := f[0] == UserName, f[2] == strconv.Itoa(UserUID)
-		switch {
-		case nameMatch && idMatch:
-			hasUser = true
-		case nameMatch:
-			return out, fmt.Errorf("passwd: %s already exists with uid %q", UserName, f[2])
-		case idMatch:
-			return out, fmt.Errorf("passwd: uid %d already belongs to %q", UserUID, f[0])
-		}
+	})
+	if err != nil {
+		return out, err
 	}
 	if !hasRoot {
 		return out, fmt.Errorf("passwd has no root account")
@@ -101,21 +90,9 @@ func addSandboxUser(in accountFiles, shell string) (accountFiles, error) {
 		out.passwd = appendLine(in.passwd, UserName+":x:"+strconv.Itoa(UserUID)+":"+strconv.Itoa(UserGID)+"::"+UserHome+":"+shell)
 	}
 
-	hasGroup := false
-	for _, line := range lines(in.group) {
-		f := strings.Split(line, ":")
-		if len(f) != 4 {
-			continue
-		}
-		nameMatch, idMatch := f[0] == UserName, f[2] == strconv.Itoa(UserGID)
-		switch {
-		case nameMatch && idMatch:
-			hasGroup = true
-		case nameMatch:
-			return out, fmt.Errorf("group: %s already exists with gid %q", UserName, f[2])
-		case idMatch:
-			return out, fmt.Errorf("group: gid %d already belongs to %q", UserGID, f[0])
-		}
+	hasGroup, err := hasAccount(in.group, 4, "group", "gid", UserGID, nil)
+	if err != nil {
+		return out, err
 	}
 	if !hasGroup {
 		out.group = appendLine(in.group, UserName+":x:"+strconv.Itoa(UserGID)+":")
@@ -130,6 +107,32 @@ func addSandboxUser(in accountFiles, shell string) (accountFiles, error) {
 		out.gshadow = appendLine(in.gshadow, UserName+":!::")
 	}
 	return out, nil
+}
+
+// hasAccount reports whether db (passwd or group: entries of n fields,
+// the name first and the id third) holds UserName with id; the name or the
+// id held by another entry is an error. each, if set, sees every entry.
+func hasAccount(db []byte, n int, file, idName string, id int, each func(f []string)) (bool, error) {
+	found := false
+	for _, line := range lines(db) {
+		f := strings.Split(line, ":")
+		if len(f) != n {
+			continue
+		}
+		if each != nil {
+			each(f)
+		}
+		nameMatch, idMatch := f[0] == UserName, f[2] == strconv.Itoa(id)
+		switch {
+		case nameMatch && idMatch:
+			found = true
+		case nameMatch:
+			return false, fmt.Errorf("%s: %s already exists with %s %q", file, UserName, idName, f[2])
+		case idMatch:
+			return false, fmt.Errorf("%s: %s %d already belongs to %q", file, idName, id, f[0])
+		}
+	}
+	return found, nil
 }
 
 func lines(b []byte) []string {
