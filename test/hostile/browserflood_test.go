@@ -92,7 +92,7 @@ func TestBrowserHostileDevTools(t *testing.T) {
 			var ids []string
 			wrapper := "#!/bin/sh\nexec " + probePath + " fake-devtools --fake-mib=" + strconv.Itoa(mib) + " \"$@\"\n"
 			for range 3 {
-				sb, err := ca.Create(ctxT(t, time.Minute), client.Spec{TimeoutS: 900})
+				sb, err := ca.Create(ctxT(t, time.Minute), client.Spec{TimeoutS: 900, MemoryMB: 512})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,13 +113,26 @@ func TestBrowserHostileDevTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := procKiB(t, "VmRSS")
+			stats := func(id string) fakeStats {
+				t.Helper()
+				res, err := ca.Exec(ctxT(t, time.Minute), id, client.ExecRequest{User: "user", Cmd: []string{"cat", browser.DefaultProfileDir + "/fake-devtools.json"}})
+				var st fakeStats
+				if err != nil || json.Unmarshal([]byte(res.Stdout), &st) != nil {
+					t.Errorf("the fake browser of %s kept no counts: %+v %v", id, res, err)
+				}
+				return st
+			}
+			// Each hostile browser is driven until its fake got one whole
+			// message's worth of bytes into its socket (on a loaded host
+			// the server's attach timeout can end a read sooner), at most
+			// 6 navigations.
 			var wg sync.WaitGroup
 			errsSeen := make([]error, len(ids))
 			for i, id := range ids {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for range 2 {
+					for n := 0; n < 6 && (n < 2 || stats(id).BytesWritten < mib<<20); n++ {
 						_, errsSeen[i] = ca.BrowserNavigate(ctxT(t, 3*time.Minute), id, client.NavigateRequest{URL: "about:blank", TimeoutMs: 60000})
 					}
 				}()
@@ -128,11 +141,7 @@ func TestBrowserHostileDevTools(t *testing.T) {
 			growth := (procKiB(t, "VmHWM") - base) >> 10
 			var tried, complete, written int64
 			for _, id := range ids {
-				res, err := ca.Exec(ctxT(t, time.Minute), id, client.ExecRequest{User: "user", Cmd: []string{"cat", browser.DefaultProfileDir + "/fake-devtools.json"}})
-				var st fakeStats
-				if err != nil || json.Unmarshal([]byte(res.Stdout), &st) != nil {
-					t.Fatalf("the fake browser of %s kept no counts: %+v %v", id, res, err)
-				}
+				st := stats(id)
 				t.Logf("%s: fake browser %+v", id, st)
 				tried += st.MessagesTried
 				complete += st.MessagesComplete

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,7 +83,7 @@ func fakeDevtools(args []string) report {
 	}
 	const id = "0123456789ABCDEF0123456789ABCDEF"
 	port := ln.Addr().(*net.TCPAddr).Port
-	pad := strings.Repeat("A", mib<<20)
+	pad := bytes.Repeat([]byte("A"), mib<<20) // one copy: the sandbox has a memory limit
 	var st fakeStats
 	var written atomic.Int64
 	var mu sync.Mutex
@@ -103,8 +104,8 @@ func fakeDevtools(args []string) report {
 		if err != nil {
 			return err
 		}
-		for _, p := range []string{head, pad, `"}}`} {
-			if _, err := w.Write([]byte(p)); err != nil {
+		for _, p := range [][]byte{[]byte(head), pad, []byte(`"}}`)} {
+			if _, err := w.Write(p); err != nil {
 				return err
 			}
 		}
