@@ -2,11 +2,13 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -18,12 +20,9 @@ import (
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
-// Bounds on what the browser (the sandbox's, so untrusted) may send.
+// Bounds on what the browser (the sandbox's, so untrusted) may send;
+// DevTools messages: cdplimits.go.
 const (
-	// maxCDPMessage bounds one DevTools message the server reads: a
-	// full-page screenshot (capped at maxFullPageHeight) fits, base64 and
-	// all.
-	maxCDPMessage = 96 << 20
 	// maxJSONDoc bounds a /json/* document read from the browser.
 	maxJSONDoc  = 4 << 20
 	dialTimeout = 10 * time.Second
@@ -41,10 +40,11 @@ type devtools struct {
 	instance int    // the guest refuses connections to another instance
 	port     int    // for the Host header (Chromium accepts only IP hosts)
 	wsPath   string // /devtools/browser/<id>
+	limits   *cdpLimits
 }
 
-func newDevtools(m Sandboxes, sc sandbox.Scope, id string, need rights.Right, info sandbox.BrowserState) devtools {
-	return devtools{m: m, sc: sc, id: id, need: need, instance: info.Instance, port: info.Port, wsPath: info.WSPath}
+func newDevtools(m Sandboxes, sc sandbox.Scope, id string, need rights.Right, info sandbox.BrowserState, l *cdpLimits) devtools {
+	return devtools{m: m, sc: sc, id: id, need: need, instance: info.Instance, port: info.Port, wsPath: info.WSPath, limits: l}
 }
 
 func (d devtools) dial(ctx context.Context) (net.Conn, error) {
@@ -84,27 +84,71 @@ func (d devtools) dialWS(ctx context.Context, path string) (*websocket.Conn, err
 		}
 		return nil, fmt.Errorf("DevTools WebSocket %s: %w", path, err)
 	}
-	c.SetReadLimit(maxCDPMessage)
+	// Memory exhaustion by a hostile browser: the library's own limit
+	// backs up the transport's (cdplimits.go), which is checked first.
+	c.SetReadLimit(max(d.limits.message, d.limits.capture) + 1)
 	return c, nil
 }
 
-// wsTransport is chromedp's Transport over a DevTools WebSocket.
+// wsTransport is chromedp's Transport over a DevTools WebSocket. Read
+// enforces the bounds of cdplimits.go on everything the browser sends.
 type wsTransport struct {
-	c  *websocket.Conn
-	mu sync.Mutex // one writer at a time
+	c        *websocket.Conn
+	l        *cdpLimits
+	mu       sync.Mutex // one writer at a time
+	captures pendingCaptures
+	events   eventMeter    // only Read uses it
+	refused  *atomic.Value // why the connection was closed (a string), shared with the allocator
 }
 
 // Read reads the next message. The context chromedp passes lives as long
 // as the browser connection, so reading does not tie up a timer.
 func (t *wsTransport) Read(ctx context.Context, msg *cdproto.Message) error {
-	typ, data, err := t.c.Read(ctx)
+	err := t.read(ctx, msg)
+	if errors.Is(err, errCDPLimit) {
+		// Only this sandbox's connection closes; the next action
+		// reconnects and reports why (session.lostExplained).
+		t.refused.Store(err.Error())
+		t.c.CloseNow()
+	}
+	return err
+}
+
+func (t *wsTransport) read(ctx context.Context, msg *cdproto.Message) error {
+	typ, r, err := t.c.Reader(ctx)
 	if err != nil {
 		return err
 	}
 	if typ != websocket.MessageText {
 		return fmt.Errorf("DevTools sent a binary message")
 	}
-	return jsonv2.Unmarshal(data, msg, chromedp.DefaultUnmarshalOptions)
+	limit := t.l.message
+	if t.captures.n.Load() > 0 {
+		limit = max(limit, t.l.capture)
+	}
+	data, held, err := t.l.readBounded(ctx, r, limit)
+	defer t.l.budget.release(held)
+	if err != nil {
+		return err
+	}
+	if err := jsonv2.Unmarshal(data, msg, chromedp.DefaultUnmarshalOptions); err != nil {
+		return err
+	}
+	switch {
+	case msg.ID != 0:
+		// A large reply is one to a capture this connection asked for.
+		if !t.captures.done(msg.ID) && int64(len(data)) > t.l.message {
+			return fmt.Errorf("%w: the browser sent a DevTools reply of %d bytes (over %d) to a command that expects none so large", errCDPLimit, len(data), t.l.message)
+		}
+	case msg.Method != "":
+		if !t.events.allow(int64(len(data)), t.l.eventRate) {
+			return fmt.Errorf("%w: the browser sent DevTools events faster than %d MiB/s", errCDPLimit, t.l.eventRate>>20)
+		}
+		if int64(len(data)) > t.l.message {
+			return fmt.Errorf("%w: the browser sent a DevTools event of %d bytes (over %d)", errCDPLimit, len(data), t.l.message)
+		}
+	}
+	return nil
 }
 
 // Write sends one message as one text frame (Chromium does not accept
@@ -113,6 +157,9 @@ func (t *wsTransport) Write(ctx context.Context, msg *cdproto.Message) error {
 	b, err := jsonv2.Marshal(msg, chromedp.DefaultMarshalOptions)
 	if err != nil {
 		return err
+	}
+	if captureMethods[msg.Method] {
+		t.captures.add(msg.ID)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -124,9 +171,10 @@ func (t *wsTransport) Close() error { return t.c.CloseNow() }
 // allocator gives chromedp the browser of one sandbox: it attaches to the
 // running instance (it never starts one: the guest does).
 type allocator struct {
-	d    devtools
-	opts []chromedp.BrowserOption
-	wg   sync.WaitGroup
+	d       devtools
+	refused atomic.Value // string: why a connection was closed (cdplimits.go)
+	opts    []chromedp.BrowserOption
+	wg      sync.WaitGroup
 }
 
 // Allocate connects to the browser. Cancelling ctx closes the connection
@@ -143,7 +191,14 @@ func (a *allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption
 		<-ctx.Done()
 		cancel()
 	}()
-	return chromedp.NewBrowserTransport(wctx, &wsTransport{c: c}, append(append([]chromedp.BrowserOption{}, a.opts...), opts...)...)
+	return chromedp.NewBrowserTransport(wctx, &wsTransport{c: c, l: a.d.limits, refused: &a.refused}, append(append([]chromedp.BrowserOption{}, a.opts...), opts...)...)
+}
+
+// refusedWhy is why the browser's connection was closed for breaking a
+// DevTools bound ("" if it was not).
+func (a *allocator) refusedWhy() string {
+	s, _ := a.refused.Load().(string)
+	return s
 }
 
 func (a *allocator) Wait()          { a.wg.Wait() }

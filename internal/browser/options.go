@@ -46,6 +46,15 @@ type Options struct {
 	// MaxCDP bounds the CDP connections clients open per sandbox
 	// (default 16); MaxViewers the live views per sandbox (default 4).
 	MaxCDP, MaxViewers int
+	// What a sandbox's browser may make the server hold (cdplimits.go):
+	// MaxCDPMessage bounds one DevTools message (default 8 MiB),
+	// MaxCDPCapture a screenshot's reply (default 96 MiB), MaxCDPEventRate
+	// the event bytes per second on one connection (default 32 MiB/s,
+	// bursts of twice that; negative: none) and CDPBudget the bytes being
+	// read from all browsers at once (default 256 MiB; negative: none).
+	MaxCDPMessage, MaxCDPCapture int
+	MaxCDPEventRate              int
+	CDPBudget                    int64
 }
 
 // Defaults.
@@ -100,6 +109,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxCDP <= 0 {
 		o.MaxCDP = 16
+	}
+	if o.MaxCDPMessage <= 0 {
+		o.MaxCDPMessage = DefaultMaxCDPMessage
+	}
+	if o.MaxCDPCapture <= 0 {
+		o.MaxCDPCapture = DefaultMaxCDPCapture
+	}
+	if o.MaxCDPEventRate == 0 {
+		o.MaxCDPEventRate = DefaultMaxCDPEventRate
+	}
+	if o.CDPBudget == 0 {
+		o.CDPBudget = DefaultCDPBudget
 	}
 	if o.MaxViewers <= 0 {
 		o.MaxViewers = 4

@@ -39,9 +39,10 @@ type Sandboxes interface {
 // (another tenant's sandbox is not found); mutating actions are on the
 // record.
 type Service struct {
-	m   Sandboxes
-	o   Options
-	log *slog.Logger
+	m      Sandboxes
+	o      Options
+	log    *slog.Logger
+	limits *cdpLimits // what browsers may send (cdplimits.go); the budget is server-wide
 
 	ctx    context.Context // sessions live under it
 	cancel context.CancelFunc
@@ -80,6 +81,8 @@ func New(m Sandboxes, o Options) *Service {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{m: m, o: o, log: o.Log, ctx: ctx, cancel: cancel,
+		limits: &cdpLimits{message: int64(o.MaxCDPMessage), capture: int64(o.MaxCDPCapture), eventRate: int64(o.MaxCDPEventRate),
+			budget: newByteBudget(o.CDPBudget)},
 		sessions: map[string]*session{}, pending: map[string]chan struct{}{}, conns: map[string]int{}, seen: map[string]int{}}
 	s.wg.Add(1)
 	go s.reapIdle()

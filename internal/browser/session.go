@@ -104,7 +104,7 @@ func (s *Service) connectOnce(ctx context.Context, sc sandbox.Scope, id string, 
 	if err != nil {
 		return nil, err
 	}
-	d := newDevtools(s.m, sc, id, need, info)
+	d := newDevtools(s.m, sc, id, need, info, s.limits)
 	debugf := func(format string, args ...any) {
 		s.log.Debug("browser: chromedp", "sandbox", id, "msg", fmt.Sprintf(format, args...))
 	}
@@ -122,6 +122,10 @@ func (s *Service) connectOnce(ctx context.Context, sc sandbox.Scope, id string, 
 	sess.oomAt = info.SandboxOOMKills
 	fail := func(err error) (*session, error) {
 		sess.close()
+		if why := alloc.refusedWhy(); why != "" {
+			return nil, errs.New(errs.CodeUnavailable, "cannot connect to the sandbox's browser: the server closed the connection, which broke a DevTools limit (%s)",
+				strings.TrimPrefix(why, errCDPLimit.Error()+": "))
+		}
 		if errs.CodeOf(err) == errs.CodeInternal {
 			return nil, errs.Wrap(errs.CodeUnavailable, err, "cannot connect to the sandbox's browser")
 		}
@@ -532,6 +536,8 @@ func (sess *session) lostError(ctx context.Context, what string) error {
 
 func (sess *session) lostExplained(what string, info sandbox.BrowserState) *errs.Error {
 	switch {
+	case sess.alloc.refusedWhy() != "":
+		return errs.New(errs.CodeUnavailable, "%s failed: the server closed its connection to the browser, which broke a DevTools limit (%s); the next action reconnects", what, strings.TrimPrefix(sess.alloc.refusedWhy(), errCDPLimit.Error()+": "))
 	case info.State == sandbox.BrowserFailed:
 		return errs.New(errs.CodeUnavailable, "%s failed: the browser failed (%s)%s", what, info.Error, oomNote(info))
 	case info.State == sandbox.BrowserStopped:

@@ -3,7 +3,9 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -213,6 +215,9 @@ func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, 
 	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
 		return fmt.Errorf("limit nested user namespaces: %w", err)
 	}
+	if err := userBudgets(); err != nil {
+		return err
+	}
 	if err := unix.Chdir("/workspace"); err != nil {
 		return err
 	}
@@ -288,4 +293,41 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// userCounters are the sandbox's budgets for the kernel's per-user
+// counters, counted in its own user namespace (docs/security.md). The
+// host charges the same use to the namespace's owner, the sandbox's own
+// uid, against the host's per-user values; these bound a sandbox where
+// those are large. Nested namespaces of every kind are 0: workloads hold
+// no capabilities to make them, and the agent makes none after setup.
+var userCounters = []struct {
+	name  string
+	value string
+}{
+	{"max_inotify_instances", "128"},
+	{"max_inotify_watches", "65536"},
+	{"max_fanotify_groups", "16"},
+	{"max_fanotify_marks", "8192"},
+	{"max_cgroup_namespaces", "0"},
+	{"max_ipc_namespaces", "0"},
+	{"max_mnt_namespaces", "0"},
+	{"max_net_namespaces", "0"},
+	{"max_pid_namespaces", "0"},
+	{"max_time_namespaces", "0"},
+	{"max_uts_namespaces", "0"},
+}
+
+// userBudgets writes userCounters. Shared kernel counters (the ucounts
+// class): without them one sandbox's inotify instances or fanotify marks
+// are bounded only by the host's per-user values. A counter the kernel
+// lacks (ENOENT: an older kernel) is skipped.
+func userBudgets() error {
+	for _, c := range userCounters {
+		err := os.WriteFile("/proc/sys/user/"+c.name, []byte(c.value), 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("budget %s: %w", c.name, err)
+		}
+	}
+	return nil
 }

@@ -168,7 +168,7 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 		return fmt.Errorf("close-on-exec sweep: %w", err)
 	}
 	startedAt := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startAsOwner(cmd, inst.uid, inst.uid); err != nil {
 		return fmt.Errorf("start guest: %w", err)
 	}
 	inst.ph.mark("start")
