@@ -314,3 +314,31 @@ func (c *Caller) RestartCodeContext(ctx context.Context, id, ctxID string) (Code
 func (c *Caller) DeleteCodeContext(ctx context.Context, id, ctxID string) error {
 	return c.m.DeleteCodeContext(ctx, rights.FromContext(ctx), id, ctxID)
 }
+
+// WarmCode starts the default contexts of languages (as user) in sandbox
+// id in the background, so that its first cell finds a running kernel. It
+// returns once the guest accepted; a warm-up that fails is reported by
+// the first cell.
+func (m *Manager) WarmCode(ctx context.Context, sc Scope, id, user string, languages []string) error {
+	if err := sc.Need(rights.Exec); err != nil {
+		return err
+	}
+	if len(languages) > guestapi.MaxWarmLanguages {
+		return errs.Invalid("at most %d languages", guestapi.MaxWarmLanguages)
+	}
+	for i, l := range languages {
+		lang, ok := codewire.NormalizeLanguage(l)
+		if !ok {
+			return errs.Invalid("unknown language %q", clip(l))
+		}
+		languages[i] = lang
+	}
+	if err := validUser(user); err != nil {
+		return err
+	}
+	b, err := m.running(sc, id)
+	if err != nil {
+		return err
+	}
+	return m.guestOf(b).WarmCode(ctx, guestapi.CodeWarmRequest{Languages: languages, User: user})
+}
