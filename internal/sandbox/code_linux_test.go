@@ -182,3 +182,31 @@ func TestCodeCancelOnCallerGone(t *testing.T) {
 		t.Fatalf("the next cell waited %v: the cancelled one kept running", d)
 	}
 }
+
+// A paused sandbox refuses a cell unless its spec has auto_resume, as
+// exec does; with it the cell resumes the sandbox and finds its state.
+func TestCodePaused(t *testing.T) {
+	needPython(t)
+	e := testenv.New(t, testenv.Options{})
+	m, sc := e.Manager, e.Scope
+	ctx := context.Background()
+	plain := e.Create(sandbox.Spec{})
+	auto := e.Create(sandbox.Spec{AutoResume: true})
+	run(t, m, sc, plain.ID, cell("1"))
+	run(t, m, sc, auto.ID, cell("kept = 3"))
+	for _, id := range []string{plain.ID, auto.ID} {
+		if _, err := m.Pause(ctx, sc, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := m.ExecuteCode(ctx, sc, plain.ID, cell("1"), func(codewire.Event) error { return nil })
+	if errs.CodeOf(err) != errs.CodeSandboxPaused {
+		t.Fatalf("a cell in a paused sandbox: %v", err)
+	}
+	if ex, _ := run(t, m, sc, auto.ID, cell("kept")); ex.Text() != "3" || ex.Start.Restarted {
+		t.Fatalf("after auto-resume: %q restarted=%v", ex.Text(), ex.Start.Restarted)
+	}
+	if sb, err := m.Get(ctx, sc, auto.ID); err != nil || sb.State != sandbox.StateRunning {
+		t.Fatalf("auto-resumed sandbox: %v %s", err, sb.State)
+	}
+}
