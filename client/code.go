@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 
@@ -48,6 +49,8 @@ func (c *Client) ExecuteCode(ctx context.Context, id string, req wire.CodeExecut
 			return err
 		}
 		if ev.Type == "end" {
+			// Read the stream's close so that the connection is reused.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			return nil
 		}
 	}

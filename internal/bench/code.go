@@ -88,6 +88,7 @@ func e2bCell(ctx context.Context, base, sandboxID, token, code, want string) err
 		case "error":
 			return fmt.Errorf("the cell raised %s", clip(line.Name, 100))
 		case "end_of_execution":
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // reuse the connection
 			if got != want {
 				return fmt.Errorf("the cell answered %q, want %q", clip(got, 100), want)
 			}
