@@ -33,13 +33,16 @@ func nonStandardDeps(t *testing.T, pkg string) []string {
 // the browser's shapes (a leaf that is itself standard library only).
 func TestWireImportsOnlyTheStandardLibrary(t *testing.T) {
 	const browserWire = "github.com/paddockhq/paddock/internal/browser/wire"
+	const codeWire = "github.com/paddockhq/paddock/internal/kernel/codewire"
 	for _, d := range nonStandardDeps(t, "github.com/paddockhq/paddock/wire") {
-		if d != browserWire {
+		if d != browserWire && d != codeWire {
 			t.Errorf("wire imports %s", d)
 		}
 	}
-	if deps := nonStandardDeps(t, browserWire); len(deps) != 0 {
-		t.Errorf("%s imports %v", browserWire, deps)
+	for _, leaf := range []string{browserWire, codeWire} {
+		if deps := nonStandardDeps(t, leaf); len(deps) != 0 {
+			t.Errorf("%s imports %v", leaf, deps)
+		}
 	}
 }
 
@@ -48,7 +51,7 @@ func TestWireImportsOnlyTheStandardLibrary(t *testing.T) {
 // wire's shapes and its WebSocket library.
 func TestClientImportsNoServer(t *testing.T) {
 	const self = "github.com/paddockhq/paddock/"
-	allowed := map[string]bool{self + "wire": true, self + "internal/browser/wire": true}
+	allowed := map[string]bool{self + "wire": true, self + "internal/browser/wire": true, self + "internal/kernel/codewire": true}
 	for _, d := range nonStandardDeps(t, self+"client") {
 		switch {
 		case allowed[d]:

@@ -139,6 +139,7 @@ func New(o Options) *Server {
 	s.portRoutes()
 	s.browserRoutes()
 	s.pauseRoutes() // pause.go
+	s.codeRoutes()  // code.go
 	for pattern, h := range o.Mounts {
 		s.mounts = append(s.mounts, pattern)
 		s.mux.Handle(pattern, h)

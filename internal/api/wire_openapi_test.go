@@ -77,6 +77,12 @@ func TestWireMatchesOpenAPI(t *testing.T) {
 		{"BrowserStatus", &wire.BrowserStatus{}},
 		{"BrowserPage", &wire.BrowserPage{}},
 		{"BrowserTabs", &wire.BrowserTabs{}},
+		{"CodeExecuteRequest", &wire.CodeExecuteRequest{}},
+		{"CodeContextRequest", &wire.CodeContextRequest{}},
+		{"CodeContext", &wire.CodeContext{}},
+		{"CodeContextList", &wire.CodeContextList{}},
+		{"CodeEvent", &wire.CodeEvent{}},
+		{"CodeExecution", &wire.CodeExecution{}},
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			s, ok := schemas[tc.schema]

@@ -146,9 +146,13 @@ const (
 	sDensityHC   = "paddock/density/health"
 	sWarm        = "paddock/create-exec-delete/warm"
 	sWarmClaim   = "paddock/create/warm-claim"
-	sPause       = "paddock/pause"      // pause.go
-	sResume      = "paddock/resume"     // pause.go
-	sPausedCPU   = "paddock/paused/cpu" // pause.go
+	sPause       = "paddock/pause"            // pause.go
+	sResume      = "paddock/resume"           // pause.go
+	sPausedCPU   = "paddock/paused/cpu"       // pause.go
+	sCodeREST    = "paddock/code/rest"        // code.go
+	sCodeE2B     = "paddock/code/e2b"         // code.go
+	sCodeFirst   = "paddock/code/first-cell"  // code.go
+	sCodeIdle    = "paddock/code/idle-memory" // code.go
 )
 
 var scenarios = []scenario{
@@ -176,6 +180,10 @@ var scenarios = []scenario{
 	{sPause, "POST pause of a running sandbox (cgroup freeze, recorded)"},
 	{sResume, "POST resume of that paused sandbox (cgroup thaw, recorded)"},
 	{sPausedCPU, "CPU a paused sandbox (running a busy loop when paused) uses over 10 s (the sample), memory before and at the end"},
+	{sCodeREST, "1+1 on a warm Python context through REST (POST /code, the NDJSON stream read to its end)"},
+	{sCodeE2B, "1+1 on the same warm context through E2B's code-interpreter protocol (POST /execute, port 49999)"},
+	{sCodeFirst, "create → first Python cell (the kernel's start included) of a new sandbox; the delete is not timed"},
+	{sCodeIdle, "memory a sandbox gains with one idle Python context (its cgroup, before the first cell and 2 s after it)"},
 }
 
 // Names lists the scenarios in run order.

@@ -28,7 +28,8 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sBrowserNav, sBrowserShot}, r.browser},
 		{[]string{sCreateConc}, r.createConcurrent},
 		{[]string{sDensity, sDensityExec, sDensityHC}, r.density},
-		{[]string{sPause, sResume, sPausedCPU}, r.pause}, // pause.go
+		{[]string{sPause, sResume, sPausedCPU}, r.pause},               // pause.go
+		{[]string{sCodeREST, sCodeE2B, sCodeFirst, sCodeIdle}, r.code}, // code.go
 	}
 	for _, step := range steps {
 		want := false

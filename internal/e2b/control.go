@@ -242,6 +242,9 @@ func (s *Server) template(id string) string {
 	if id == "" || s.o.Templates == nil {
 		return ""
 	}
+	if codeInterpreterTemplates[id] {
+		id = codeTemplate // code.go; the default template when there is none
+	}
 	if _, err := s.o.Templates.Get(id); err == nil {
 		return id
 	}
@@ -344,8 +347,9 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc rights
 		writeAPIError(w, err)
 		return
 	}
+	s.warmCode(r, sc, sb.ID, b.TemplateID)
 	writeJSON(w, http.StatusCreated, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
-		EnvdVersion: EnvdVersion, EnvdAccessToken: tok})
+		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok})
 }
 
 // running returns a sandbox the scope may act on with need and that runs:
@@ -551,7 +555,7 @@ func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, sc right
 		return
 	}
 	writeJSON(w, http.StatusOK, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
-		EnvdVersion: EnvdVersion, EnvdAccessToken: tok})
+		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok})
 }
 
 func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc rights.Scope) {

@@ -43,10 +43,15 @@ var (
 // here (leaked into a sandbox's environment, say) must not open envd of
 // the tenant's every sandbox.
 func accessToken(r *http.Request) (string, error) {
-	if port := r.Header.Get(hdrSandboxPort); port != "" && port != EnvdPort {
-		return "", errs.New(errs.CodeUnsupported, "only envd (port %s) is served here; reach a sandbox's own ports through Paddock's port API", EnvdPort)
+	return accessTokenFor(r, EnvdPort, strings.TrimSpace(r.Header.Get(hdrAccessToken)))
+}
+
+// accessTokenFor is accessToken for the service on port (envd's, the code
+// interpreter's), its token tok.
+func accessTokenFor(r *http.Request, port, tok string) (string, error) {
+	if p := r.Header.Get(hdrSandboxPort); p != "" && p != port {
+		return "", errs.New(errs.CodeUnsupported, "only envd (port %s) and the code interpreter (port %s) are served here; reach a sandbox's own ports through Paddock's port API", EnvdPort, CodeInterpreterPort)
 	}
-	tok := strings.TrimSpace(r.Header.Get(hdrAccessToken))
 	if tok == "" {
 		return "", errNoAccessToken
 	}

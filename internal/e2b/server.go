@@ -70,6 +70,7 @@ type Server struct {
 	m       *sandbox.Manager
 	control *http.ServeMux
 	envd    *http.ServeMux
+	code    *http.ServeMux // code.go: E2B's code interpreter (port 49999)
 	watch   *watchers
 	routes  []Route
 	once    sync.Once
@@ -80,9 +81,10 @@ type Server struct {
 type Route struct {
 	Pattern string // "POST /sandboxes"; envd routes carry the E2b-Sandbox-Id header
 	Need    rights.Right
-	Open    bool // needs no right, only a credential (envd's health); else Need is set
-	Envd    bool // an envd route (authenticated by a sandbox's access token)
-	Stream  bool // a Connect server stream
+	Open    bool   // needs no right, only a credential (envd's health); else Need is set
+	Envd    bool   // an envd route (authenticated by a sandbox's access token)
+	Stream  bool   // a Connect server stream
+	Port    string // E2b-Sandbox-Port of an envd route when it is not envd's (the code interpreter's)
 }
 
 // Routes lists the served endpoints.
@@ -103,6 +105,7 @@ func New(o Options) (*Server, error) {
 	s.watch = newWatchers(s)
 	s.control = s.controlRoutes()
 	s.envd = s.envdRoutes()
+	s.code = s.codeRoutes()
 	return s, nil
 }
 
@@ -118,6 +121,10 @@ func (s *Server) Close() {
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(hdrSandboxID) != "" {
+			if r.Header.Get(hdrSandboxPort) == CodeInterpreterPort {
+				s.code.ServeHTTP(w, r)
+				return
+			}
 			s.envd.ServeHTTP(w, r)
 			return
 		}
@@ -130,6 +137,7 @@ func (s *Server) Handler() http.Handler {
 var MountPatterns = []string{
 	"/sandboxes", "/sandboxes/", "/v2/sandboxes", "/v2/sandboxes/",
 	"/health", "/files", "/process.Process/", "/filesystem.Filesystem/",
+	"/execute", "/contexts", "/contexts/", // the code interpreter (code.go)
 }
 
 // Mounts is the adapter for api.Options.Mounts.

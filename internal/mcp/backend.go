@@ -39,6 +39,10 @@ type Backend interface {
 	ProcessOutput(ctx context.Context, id, ref string, opt wire.OutputOptions, fn func(wire.OutputEvent) error) (wire.ProcessInfo, error)
 	SignalProcess(ctx context.Context, id, ref, signal string, tree bool) (int, error)
 
+	// ExecuteCode runs a cell in a code context (docs/code.md), calling
+	// emit with each event as it comes.
+	ExecuteCode(ctx context.Context, id string, req wire.CodeExecuteRequest, emit func(wire.CodeEvent) error) error
+
 	// ReadLines reads a line range; the sandbox reads the file.
 	ReadLines(ctx context.Context, id string, req wire.LinesRequest) (wire.LinesResult, error)
 	WriteFile(ctx context.Context, id string, req wire.WriteRequest, body io.Reader, size int64) (wire.FileInfo, error)

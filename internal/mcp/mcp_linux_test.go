@@ -270,7 +270,7 @@ func wantError(t *testing.T, name string, res *sdk.CallToolResult, substrings ..
 
 var toolNames = []string{"exec", "file_edit", "file_find", "file_list", "file_read", "file_search", "file_write",
 	"port_url", "process_list", "process_output", "process_signal", "process_start",
-	"sandbox_create", "sandbox_delete", "sandbox_list", "sandbox_pause", "sandbox_resume"}
+	"run_code", "sandbox_create", "sandbox_delete", "sandbox_list", "sandbox_pause", "sandbox_resume"}
 
 func checkTools(t *testing.T, cs *sdk.ClientSession) {
 	t.Helper()

@@ -286,15 +286,18 @@ func Add[In, Out any](tb *Toolbox, t Tool, h func(c *Call, in In) (Out, error)) 
 		if err != nil {
 			return nil, zero, s.fail(t.Name, c, err)
 		}
-		if len(c.notes) == 0 {
+		if len(c.notes) == 0 && len(c.extra) == 0 {
 			return nil, res, nil
 		}
 		js, err := json.Marshal(res)
 		if err != nil {
 			return nil, zero, s.fail(t.Name, c, errs.Wrap(errs.CodeInternal, err, "cannot encode the result"))
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(js)},
-			&sdk.TextContent{Text: "Note: " + strings.Join(c.notes, " ")}}}, res, nil
+		content := append([]sdk.Content{&sdk.TextContent{Text: string(js)}}, c.extra...)
+		if len(c.notes) > 0 {
+			content = append(content, &sdk.TextContent{Text: "Note: " + strings.Join(c.notes, " ")})
+		}
+		return &sdk.CallToolResult{Content: content}, res, nil
 	})
 }
 
@@ -319,6 +322,7 @@ type Call struct {
 	p     auth.Principal
 	sess  *session
 	notes []string
+	extra []sdk.Content // content after the JSON result (run_code's images)
 }
 
 // Context carries the caller (auth.FromContext) for the backend.

@@ -17,6 +17,7 @@ func coreTools(tb *Toolbox) {
 	fileTools(tb)
 	portTools(tb)
 	pauseTools(tb) // tools_pause.go
+	codeTools(tb)  // tools_code.go
 }
 
 // sandboxDoc is how every tool describes its sandbox argument.

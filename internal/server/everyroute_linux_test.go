@@ -247,7 +247,7 @@ func restError(b []byte) (code, msg string) {
 // fill makes a concrete path of a REST pattern aimed at sandbox id.
 func fill(pattern, id string) string {
 	r := strings.NewReplacer("{id}", id, "{pid}", "1", "{tab}", "1", "{target}", "page1", "{name}", auth.DefaultTenant,
-		"{port}", "8080", "{path...}", "")
+		"{port}", "8080", "{path...}", "", "{ctx}", "c1")
 	return r.Replace(pattern)
 }
 
@@ -270,6 +270,7 @@ var wellFormed = map[string][2]string{
 	"GET /files/search":                   {"query=walk", ""},
 	"POST /processes":                     {"", `{"cmd":["true"]}`},
 	"POST /processes/{pid}/resize":        {"", `{"rows":24,"cols":80}`},
+	"POST /code":                          {"", `{"code":"1+1"}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
 }
 

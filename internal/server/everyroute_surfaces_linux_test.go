@@ -138,7 +138,11 @@ func (w *walk) e2bEnvd(t *testing.T) {
 		}
 		n++
 		call := func(sandbox, token string, body []byte) (status int, code, msg string) {
-			hdr := map[string]string{"E2b-Sandbox-Id": sandbox, "E2b-Sandbox-Port": e2bEnvdPort, "X-Access-Token": token}
+			port := e2bEnvdPort
+			if rt.Port != "" {
+				port = rt.Port // the code interpreter's
+			}
+			hdr := map[string]string{"E2b-Sandbox-Id": sandbox, "E2b-Sandbox-Port": port, "X-Access-Token": token}
 			pattern := rt.Pattern
 			switch {
 			case rt.Stream:
