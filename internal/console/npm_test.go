@@ -3,13 +3,13 @@ package console_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/testenv/npmtest"
 )
 
 // webDir is the console's sources.
@@ -30,43 +30,7 @@ func needNode(t *testing.T) {
 // node_modules directory. Install scripts are not run: esbuild's binary
 // comes in its platform package.
 func npmModules(t *testing.T) string {
-	t.Helper()
-	needNode(t)
-	lock, err := os.ReadFile(filepath.Join(webDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile(filepath.Join(webDir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
-	dir := filepath.Join(os.TempDir(), "paddock-console-npm-"+hex.EncodeToString(sum[:6]))
-	marker := filepath.Join(dir, "node_modules", ".paddock-installed")
-	if _, err := os.Stat(marker); err == nil {
-		return filepath.Join(dir, "node_modules")
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		_ = os.RemoveAll(dir)
-		t.Fatalf("npm ci (web/console): %v\n%s", err, out)
-	}
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "node_modules")
+	return filepath.Join(npmtest.Install(t, webDir, ""), "node_modules")
 }
 
 // workDir is a copy of web/console with the installed node_modules.

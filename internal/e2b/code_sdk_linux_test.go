@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/testenv/npmtest"
 )
 
 // codeSDKVersion is the @e2b/code-interpreter release the test pins (with
@@ -23,47 +24,7 @@ const codeSDKVersion = "2.8.0"
 // installCodeSDK installs the unmodified @e2b/code-interpreter SDK with npm
 // ci (once per machine and lock file, in the temp dir).
 func installCodeSDK(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the code-interpreter SDK test needs %s (Node.js 20 and npm; .ci/run installs them): %v", tool, err)
-		}
-	}
-	src := filepath.Join("testdata", "npm", "code-interpreter")
-	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile(filepath.Join(src, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(lock, []byte(`"node_modules/@e2b/code-interpreter": {`+"\n"+`      "version": "`+codeSDKVersion+`"`)) {
-		t.Fatalf("%s/package-lock.json does not pin @e2b/code-interpreter %s", src, codeSDKVersion)
-	}
-	dir := filepath.Join(os.TempDir(), "paddock-e2b-code-sdk-"+codeSDKVersion)
-	marker := filepath.Join(dir, "node_modules", "@e2b", "code-interpreter", "package.json")
-	installed, _ := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if _, err := os.Stat(marker); err != nil || !bytes.Equal(installed, lock) {
-		_ = os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		install := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			_ = os.RemoveAll(dir)
-			t.Fatalf("npm ci (@e2b/code-interpreter@%s): %v\n%s", codeSDKVersion, err, out)
-		}
-	}
-	return dir
+	return npmtest.Install(t, filepath.Join("testdata", "npm", "code-interpreter"), "@e2b/code-interpreter@"+codeSDKVersion)
 }
 
 // TestCodeInterpreterSDK runs testdata/code-sdk.mjs — the unmodified

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/audit"
+	"github.com/paddockhq/paddock/internal/testenv/npmtest"
 )
 
 // sdkVersion is the e2b npm package the test pins (with its whole
@@ -23,46 +24,7 @@ const sdkVersion = "2.51.0"
 // installSDK installs the unmodified e2b SDK with npm ci (once per
 // machine, in the temp dir) and returns the directory to run scripts in.
 func installSDK(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the E2B SDK test needs %s (Node.js 20 and npm; .ci/run installs them): %v", tool, err)
-		}
-	}
-	lock, err := os.ReadFile(filepath.Join("testdata", "npm", "e2b", "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile(filepath.Join("testdata", "npm", "e2b", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(lock, []byte(`"node_modules/e2b": {`+"\n"+`      "version": "`+sdkVersion+`"`)) {
-		t.Fatalf("testdata/npm/e2b/package-lock.json does not pin e2b %s", sdkVersion)
-	}
-	dir := filepath.Join(os.TempDir(), "paddock-e2b-sdk-"+sdkVersion)
-	marker := filepath.Join(dir, "node_modules", "e2b", "package.json")
-	installed, _ := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if _, err := os.Stat(marker); err != nil || !bytes.Equal(installed, lock) {
-		_ = os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		install := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			_ = os.RemoveAll(dir)
-			t.Fatalf("npm ci (e2b@%s): %v\n%s", sdkVersion, err, out)
-		}
-	}
-	return dir
+	return npmtest.Install(t, filepath.Join("testdata", "npm", "e2b"), "e2b@"+sdkVersion)
 }
 
 // TestSDK runs testdata/sdk.mjs — the unmodified e2b SDK doing what an

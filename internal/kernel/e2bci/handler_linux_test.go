@@ -18,6 +18,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/kernel"
 	"github.com/paddockhq/paddock/internal/kernel/e2bci"
+	"github.com/paddockhq/paddock/internal/testenv/npmtest"
 )
 
 func needKernels(t *testing.T) {
@@ -122,46 +123,7 @@ func TestHandlerShapes(t *testing.T) {
 const sdkVersion = "2.8.0"
 
 func installSDK(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the SDK test needs %s (Node.js 20 and npm; .ci/run installs them): %v", tool, err)
-		}
-	}
-	lock, err := os.ReadFile(filepath.Join("testdata", "npm", "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile(filepath.Join("testdata", "npm", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(lock, []byte(`"node_modules/@e2b/code-interpreter": {`+"\n"+`      "version": "`+sdkVersion+`"`)) {
-		t.Fatalf("testdata/npm/package-lock.json does not pin @e2b/code-interpreter %s", sdkVersion)
-	}
-	dir := filepath.Join(os.TempDir(), "paddock-e2b-code-interpreter-"+sdkVersion)
-	marker := filepath.Join(dir, "node_modules", "@e2b", "code-interpreter", "package.json")
-	installed, _ := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if _, err := os.Stat(marker); err != nil || !bytes.Equal(installed, lock) {
-		_ = os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		install := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			_ = os.RemoveAll(dir)
-			t.Fatalf("npm ci (@e2b/code-interpreter@%s): %v\n%s", sdkVersion, err, out)
-		}
-	}
-	return dir
+	return npmtest.Install(t, filepath.Join("testdata", "npm"), "@e2b/code-interpreter@"+sdkVersion)
 }
 
 // TestSDK runs testdata/sdk.mjs — the unmodified @e2b/code-interpreter SDK
