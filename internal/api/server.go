@@ -152,7 +152,8 @@ func New(o Options) *Server {
 	s.secretRoutes()
 	s.portRoutes()
 	s.browserRoutes()
-	s.pauseRoutes() // pause.go
+	s.pauseRoutes()    // pause.go
+	s.snapshotRoutes() // snapshots.go
 	for pattern, h := range o.Mounts {
 		s.mounts = append(s.mounts, pattern)
 		s.mux.Handle(pattern, h)
