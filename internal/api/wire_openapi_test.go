@@ -77,6 +77,11 @@ func TestWireMatchesOpenAPI(t *testing.T) {
 		{"BrowserStatus", &wire.BrowserStatus{}},
 		{"BrowserPage", &wire.BrowserPage{}},
 		{"BrowserTabs", &wire.BrowserTabs{}},
+		{"Snapshot", &wire.Snapshot{}},
+		{"CreateSnapshotRequest", &wire.CreateSnapshotRequest{}},
+		{"SnapshotList", &wire.SnapshotList{}},
+		{"ForkRequest", &wire.ForkRequest{}},
+		{"ForkResponse", &wire.ForkResponse{}},
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			s, ok := schemas[tc.schema]

@@ -35,18 +35,18 @@ func (m *Manager) Fork(ctx context.Context, sc Scope, id string, count int) ([]S
 	if err := sc.Need(rights.Snapshots); err != nil {
 		return nil, err
 	}
-	if sc.Sandbox != "" {
-		return nil, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
-	}
 	if count == 0 {
 		count = 1
 	}
 	if count < 1 || count > MaxForks {
 		return nil, errs.Invalid("count must be between 1 and %d", MaxForks)
 	}
-	b, err := m.find(sc, id)
+	b, err := m.find(sc, id) // a sandbox-scoped token sees only its own: 404 for another
 	if err != nil {
 		return nil, err
+	}
+	if sc.Sandbox != "" {
+		return nil, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
 	}
 	st, err := m.snapStore()
 	if err != nil {

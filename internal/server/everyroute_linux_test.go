@@ -270,6 +270,7 @@ var wellFormed = map[string][2]string{
 	"GET /files/search":                   {"query=walk", ""},
 	"POST /processes":                     {"", `{"cmd":["true"]}`},
 	"POST /processes/{pid}/resize":        {"", `{"rows":24,"cols":80}`},
+	"POST /snapshots":                     {"", `{"name":"walk"}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
 }
 
