@@ -269,3 +269,28 @@ func (m *Manager) snapshotSource(ctx context.Context, sc Scope, spec *Spec) (*la
 	}
 	return &layerFrom{name: man.Name, man: man}, release, nil
 }
+
+// CreateSnapshot snapshots a sandbox's files (Manager.CreateSnapshot).
+func (c *Caller) CreateSnapshot(ctx context.Context, id, name string) (Snapshot, error) {
+	return c.m.CreateSnapshot(ctx, rights.FromContext(ctx), id, name)
+}
+
+// Snapshots lists the caller's snapshots (Manager.ListSnapshots).
+func (c *Caller) Snapshots(ctx context.Context) ([]Snapshot, error) {
+	return c.m.ListSnapshots(ctx, rights.FromContext(ctx))
+}
+
+// Snapshot returns one snapshot (Manager.GetSnapshot).
+func (c *Caller) Snapshot(ctx context.Context, name string) (Snapshot, error) {
+	return c.m.GetSnapshot(ctx, rights.FromContext(ctx), name)
+}
+
+// DeleteSnapshot deletes a snapshot (Manager.DeleteSnapshot).
+func (c *Caller) DeleteSnapshot(ctx context.Context, name string) error {
+	return c.m.DeleteSnapshot(ctx, rights.FromContext(ctx), name)
+}
+
+// Fork forks a sandbox count times (Manager.Fork).
+func (c *Caller) Fork(ctx context.Context, id string, count int) ([]Sandbox, error) {
+	return c.m.Fork(ctx, rights.FromContext(ctx), id, count)
+}
