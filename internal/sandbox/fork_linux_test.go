@@ -12,8 +12,8 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
-	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/internal/tenant"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // Fork 10 (through the REST client, as users call it): each fork sees the
