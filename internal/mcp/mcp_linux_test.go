@@ -270,7 +270,8 @@ func wantError(t *testing.T, name string, res *sdk.CallToolResult, substrings ..
 
 var toolNames = []string{"exec", "file_edit", "file_find", "file_list", "file_read", "file_search", "file_write",
 	"port_url", "process_list", "process_output", "process_signal", "process_start",
-	"sandbox_create", "sandbox_delete", "sandbox_list", "sandbox_pause", "sandbox_resume"}
+	"sandbox_create", "sandbox_delete", "sandbox_fork", "sandbox_list", "sandbox_pause", "sandbox_resume",
+	"sandbox_snapshot", "snapshot_delete", "snapshot_list"}
 
 func checkTools(t *testing.T, cs *sdk.ClientSession) {
 	t.Helper()
