@@ -178,6 +178,8 @@ var scenarios = []scenario{
 	{sPausedCPU, "CPU a paused sandbox (running a busy loop when paused) uses over 10 s (the sample), memory before and at the end"},
 }
 
+func init() { scenarios = append(scenarios, snapshotScenarios...) } // snapshot.go
+
 // Names lists the scenarios in run order.
 func Names() []string {
 	out := make([]string, len(scenarios))

@@ -28,7 +28,8 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sBrowserNav, sBrowserShot}, r.browser},
 		{[]string{sCreateConc}, r.createConcurrent},
 		{[]string{sDensity, sDensityExec, sDensityHC}, r.density},
-		{[]string{sPause, sResume, sPausedCPU}, r.pause}, // pause.go
+		{[]string{sPause, sResume, sPausedCPU}, r.pause},                                            // pause.go
+		{[]string{sSnap100, sSnapCreate, sSnapTemplate, sFork10, sForkOne, sFork1Big}, r.snapshots}, // snapshot.go
 	}
 	for _, step := range steps {
 		want := false

@@ -6,8 +6,8 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -21,7 +21,7 @@ import (
 const MaxForks = wire.MaxForks
 
 // forkWorkers bounds the creates a fork runs at once.
-const forkWorkers = 4
+const forkWorkers = 2
 
 // Fork makes count sandboxes (1 … MaxForks) from one capture of sandbox
 // id: same files, spec, env and network policy. The source keeps running
@@ -75,24 +75,29 @@ func (m *Manager) Fork(ctx context.Context, sc Scope, id string, count int) ([]S
 }
 
 func (m *Manager) fork(ctx context.Context, sc Scope, b *box, st *snapshot.Store, spec Spec, count int) ([]Sandbox, error) {
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	name := "fork." + hex.EncodeToString(rnd[:])
-	// The capture is hidden (not listed, not counted against the snapshot
-	// quota, removed at the next start if the server dies meanwhile): it
-	// lives only while the forks are made.
-	man, err := m.capture(ctx, b, st, snapshot.Meta{Tenant: sc.Tenant, Name: name, Hidden: true}, 0)
+	// The capture is spooled as its tar stream, not stored as a snapshot:
+	// it lives only while the forks are made (no hashing, no fsync, not
+	// counted against the snapshot quota; the source's disk limit bounds
+	// it), and a crash meanwhile leaves it in the store's tmp directory,
+	// which the next start empties.
+	f, err := st.Spool()
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeInternal, err, "the fork could not be prepared")
+	}
+	defer os.Remove(f.Name())
+	err = m.captureTo(ctx, b, func(_ Sandbox, r io.Reader) error {
+		_, err := io.Copy(f, r)
+		return err
+	})
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = errs.Wrap(errs.CodeInternal, cerr, "the fork could not be prepared")
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := st.DeleteHidden(sc.Tenant, name); err != nil {
-			m.log.Error("remove fork capture", "name", name, "err", err)
-		}
-	}()
 	fs := spec
 	fs.Snapshot, fs.ForkOf = "", b.sb.ID
-	src := &layerFrom{name: name, man: man}
+	src := &layerFrom{name: "fork of " + b.sb.ID, spool: f.Name()}
 	out := make([]Sandbox, count)
 	errsOf := make([]error, count)
 	var wg sync.WaitGroup

@@ -7,6 +7,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -90,6 +91,18 @@ func (m *Manager) snapshotRoom(ctx context.Context, tenant string) (int64, error
 // thaws it. One pause or resume at a time (pz.op), so a concurrent resume
 // cannot thaw it mid-copy.
 func (m *Manager) capture(ctx context.Context, b *box, st *snapshot.Store, meta snapshot.Meta, maxBytes int64) (snapshot.Manifest, error) {
+	var man snapshot.Manifest
+	err := m.captureTo(ctx, b, func(sb Sandbox, r io.Reader) (err error) {
+		meta.Template, meta.Source = sb.Spec.Template, sb.ID
+		man, err = st.Put(ctx, meta, r, maxBytes)
+		return err
+	})
+	return man, err
+}
+
+// captureTo freezes b (unless paused), hands its layer's capture stream to
+// sink and thaws it.
+func (m *Manager) captureTo(ctx context.Context, b *box, sink func(Sandbox, io.Reader) error) error {
 	b.pz.op.Lock()
 	defer b.pz.op.Unlock()
 	b.mu.Lock()
@@ -97,22 +110,22 @@ func (m *Manager) capture(ctx context.Context, b *box, st *snapshot.Store, meta 
 	b.mu.Unlock()
 	switch {
 	case gone:
-		return snapshot.Manifest{}, errs.NotFound("sandbox not found")
+		return errs.NotFound("sandbox not found")
 	case sb.State != StateRunning && sb.State != StatePaused:
-		return snapshot.Manifest{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
+		return errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", sb.State, sb.Reason)
 	}
 	be := m.backendOf(sb.Spec)
 	c, err := runtime.CapturerOf(be.Name(), b.inst)
 	if err != nil {
-		return snapshot.Manifest{}, err
+		return err
 	}
 	if sb.State == StateRunning {
 		p, err := runtime.PauserOf(be.Name(), b.inst)
 		if err != nil {
-			return snapshot.Manifest{}, err
+			return err
 		}
 		if err := p.Pause(ctx); err != nil {
-			return snapshot.Manifest{}, errs.Wrap(errs.CodeOf(err), err, "the sandbox could not be frozen for the snapshot")
+			return errs.Wrap(errs.CodeOf(err), err, "the sandbox could not be frozen for the snapshot")
 		}
 		defer func() {
 			if err := p.Resume(context.WithoutCancel(ctx)); err != nil {
@@ -120,7 +133,6 @@ func (m *Manager) capture(ctx context.Context, b *box, st *snapshot.Store, meta 
 			}
 		}()
 	}
-	meta.Template, meta.Source = sb.Spec.Template, sb.ID
 	pr, pw := io.Pipe()
 	capErr := make(chan error, 1)
 	go func() {
@@ -128,7 +140,7 @@ func (m *Manager) capture(ctx context.Context, b *box, st *snapshot.Store, meta 
 		pw.CloseWithError(err)
 		capErr <- err
 	}()
-	man, err := st.Put(ctx, meta, pr, maxBytes)
+	err = sink(sb, pr)
 	pr.CloseWithError(io.ErrClosedPipe) // a failed Put stops the capture
 	if cerr := <-capErr; cerr != nil && err == nil {
 		err = cerr
@@ -136,11 +148,11 @@ func (m *Manager) capture(ctx context.Context, b *box, st *snapshot.Store, meta 
 	if err != nil {
 		if errs.CodeOf(err) == errs.CodeInternal {
 			m.log.Error("snapshot", "sandbox", sb.ID, "err", err)
-			return snapshot.Manifest{}, errs.Wrap(errs.CodeInternal, err, "the snapshot could not be taken")
+			return errs.Wrap(errs.CodeInternal, err, "the snapshot could not be taken")
 		}
-		return snapshot.Manifest{}, err
+		return err
 	}
-	return man, nil
+	return nil
 }
 
 // ListSnapshots lists the tenant's snapshots by name.
@@ -209,14 +221,18 @@ func (m *Manager) DeleteSnapshot(ctx context.Context, sc Scope, name string) err
 // layerFrom is a snapshot a create restores, held (Acquire) until the
 // create is done.
 type layerFrom struct {
-	name string
-	man  snapshot.Manifest
+	name  string
+	man   snapshot.Manifest
+	spool string // a fork's capture, as the tar file itself (fork.go)
 }
 
 // source is the runtime's view of src (nil: an empty layer).
 func (src *layerFrom) source(m *Manager) runtime.LayerSource {
 	if src == nil {
 		return nil
+	}
+	if src.spool != "" {
+		return func(context.Context) (io.ReadCloser, error) { return os.Open(src.spool) }
 	}
 	return func(ctx context.Context) (io.ReadCloser, error) {
 		pr, pw := io.Pipe()

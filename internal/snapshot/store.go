@@ -306,3 +306,10 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Spool makes a temporary file in the store's tmp directory (emptied by
+// Open, so a crash leaves nothing): a fork's capture, kept as its tar
+// stream only while the forks are made. The caller removes it.
+func (s *Store) Spool() (*os.File, error) {
+	return os.CreateTemp(filepath.Join(s.dir, "tmp"), "fork-*.tar")
+}
