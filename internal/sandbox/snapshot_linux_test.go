@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/errs"
@@ -121,5 +122,63 @@ func TestSnapshotBadInput(t *testing.T) {
 	}
 	if _, err := e.Manager.GetSnapshot(ctx, e.Scope, "one"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Errorf("get of a deleted snapshot: %v", err)
+	}
+}
+
+// Deleting a snapshot while a sandbox is being created from it: refused
+// (409 conflict) while the create reads it, so the new sandbox gets every
+// file; deleted once the create is done; and the sandbox keeps its files.
+func TestDeleteSnapshotInUse(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	src := e.Create(sandbox.Spec{TimeoutS: 600, DiskMB: 256})
+	mustSh(t, e, src.ID, "head -c 67108864 /dev/urandom > /workspace/big && sha256sum /workspace/big > /workspace/sum")
+	if _, err := e.Manager.CreateSnapshot(ctx, e.Scope, src.ID, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		sb  sandbox.Sandbox
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sb, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{TimeoutS: 600, DiskMB: 256, Snapshot: "busy"})
+		done <- result{sb, err}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	var conflicts int
+	var deleted bool
+	var res result
+	for got := false; !got; {
+		select {
+		case res = <-done:
+			got = true
+		default:
+			err := e.Manager.DeleteSnapshot(ctx, e.Scope, "busy")
+			switch {
+			case errs.CodeOf(err) == errs.CodeConflict:
+				conflicts++
+			case err == nil:
+				deleted = true
+			}
+			if deleted {
+				res, got = <-done, true
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if res.err != nil {
+		t.Fatalf("create from the snapshot (%d conflicts, deleted %v): %v", conflicts, deleted, res.err)
+	}
+	if conflicts == 0 {
+		t.Fatalf("no delete was refused while the create read the snapshot (deleted %v)", deleted)
+	}
+	if !deleted {
+		if err := e.Manager.DeleteSnapshot(ctx, e.Scope, "busy"); err != nil {
+			t.Fatalf("delete once the create is done: %v", err)
+		}
+	}
+	if out := mustSh(t, e, res.sb.ID, "sha256sum -c /workspace/sum"); !strings.Contains(out, "OK") {
+		t.Fatalf("the restored file: %q", out)
 	}
 }
