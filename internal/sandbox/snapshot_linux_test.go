@@ -182,3 +182,26 @@ func TestDeleteSnapshotInUse(t *testing.T) {
 		t.Fatalf("the restored file: %q", out)
 	}
 }
+
+// A snapshot larger than the new sandbox's disk: a clear 400, no sandbox.
+func TestSnapshotTooBigForDisk(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	src := e.Create(sandbox.Spec{TimeoutS: 600, DiskMB: 128})
+	mustSh(t, e, src.ID, "head -c 67108864 /dev/zero > /workspace/big")
+	if _, err := e.Manager.CreateSnapshot(ctx, e.Scope, src.ID, "big"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.Manager.List(ctx, e.Scope, nil)
+	_, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{TimeoutS: 600, DiskMB: 32, Snapshot: "big"})
+	if errs.CodeOf(err) != errs.CodeInvalid || !strings.Contains(errs.Public(err), "does not fit") {
+		t.Fatalf("create from a snapshot over the disk: %v (%s)", err, errs.Public(err))
+	}
+	if after, _ := e.Manager.List(ctx, e.Scope, nil); len(after) != len(before) {
+		t.Fatalf("a failed create left a sandbox: %d then %d", len(before), len(after))
+	}
+	// Positive control: with room, the same snapshot restores.
+	if _, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{TimeoutS: 600, DiskMB: 128, Snapshot: "big"}); err != nil {
+		t.Fatal(err)
+	}
+}
