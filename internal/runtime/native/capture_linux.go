@@ -87,7 +87,7 @@ func (i *instance) closeLayer() {
 // make the server read a host file).
 func (i *instance) CaptureFS(ctx context.Context, w io.Writer) error {
 	if i.ls.f == nil {
-		return errs.New(errs.CodeUnsupported, "this sandbox's writable layer cannot be reached since the server restarted; snapshot it from a sandbox created since")
+		return errs.New(errs.CodeUnsupported, "this sandbox's files cannot be captured (snapshot, fork) since the server restarted: its writable layer lives only in its own namespace; sandboxes created since can be")
 	}
 	root := int(i.ls.f.Fd())
 	tw := tar.NewWriter(w)
