@@ -273,10 +273,6 @@ func (m *Manager) snapshotSource(ctx context.Context, sc Scope, spec *Spec) (*la
 	if err != nil {
 		return nil, func() {}, err
 	}
-	if man.Hidden {
-		release()
-		return nil, func() {}, errs.NotFound("snapshot not found")
-	}
 	if spec.Template == "" {
 		spec.Template = man.Template
 	} else if spec.Template != man.Template {

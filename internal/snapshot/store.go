@@ -80,9 +80,6 @@ type Manifest struct {
 	Bytes   int64   `json:"bytes"`
 	Files   int     `json:"files"`
 	Entries []Entry `json:"entries,omitempty"`
-	// Hidden snapshots are a fork's capture: not listed, deleted when the
-	// fork is done.
-	Hidden bool `json:"hidden,omitempty"`
 }
 
 // Info is a Manifest without its entries.
@@ -126,11 +123,6 @@ func Open(dir string) (*Store, error) {
 			m, err := readManifest(p)
 			if err != nil {
 				return nil, fmt.Errorf("snapshots: %s: %w", f.Name(), err)
-			}
-			if m.Hidden {
-				// A fork's capture whose fork never finished.
-				_ = os.Remove(p)
-				continue
 			}
 			for _, b := range s.blobsOf(m) {
 				s.refs[b]++
@@ -186,7 +178,7 @@ func (s *Store) Get(tenant, name string) (Manifest, error) {
 		return Manifest{}, err
 	}
 	m, err := readManifest(s.manifestPath(tenant, name))
-	if errors.Is(err, os.ErrNotExist) || (err == nil && m.Hidden) {
+	if errors.Is(err, os.ErrNotExist) {
 		return Manifest{}, errs.NotFound("snapshot not found")
 	}
 	if err != nil {
@@ -211,7 +203,7 @@ func (s *Store) List(tenant string) ([]Manifest, error) {
 			continue
 		}
 		m, err := readManifest(filepath.Join(s.dir, "manifests", tenantDir(tenant), f.Name()))
-		if err != nil || m.Hidden {
+		if err != nil {
 			continue // removed meanwhile
 		}
 		out = append(out, m.Info())
@@ -233,7 +225,7 @@ func (s *Store) Bytes(tenant string) int64 {
 func (s *Store) Acquire(tenant, name string) (Manifest, func(), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := s.getHidden(tenant, name)
+	m, err := s.Get(tenant, name)
 	if err != nil {
 		return Manifest{}, nil, err
 	}
@@ -248,30 +240,17 @@ func (s *Store) Acquire(tenant, name string) (Manifest, func(), error) {
 	}), nil
 }
 
-// getHidden is Get that also finds a fork's capture.
-func (s *Store) getHidden(tenant, name string) (Manifest, error) {
-	m, err := readManifest(s.manifestPath(tenant, name))
-	if errors.Is(err, os.ErrNotExist) {
-		return Manifest{}, errs.NotFound("snapshot not found")
-	}
-	return m, err
-}
-
 // Delete removes tenant's snapshot name and the blobs only it named. A
 // snapshot a create is reading answers 409 snapshot_in_use.
 func (s *Store) Delete(tenant, name string) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
-	return s.remove(tenant, name, false)
-}
-
-func (s *Store) remove(tenant, name string, hidden bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.manifestPath(tenant, name)
 	m, err := readManifest(p)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && m.Hidden != hidden) {
+	if errors.Is(err, os.ErrNotExist) {
 		return errs.NotFound("snapshot not found")
 	}
 	if err != nil {
@@ -284,9 +263,7 @@ func (s *Store) remove(tenant, name string, hidden bool) error {
 		return err
 	}
 	_ = syncDir(filepath.Dir(p))
-	if !m.Hidden {
-		s.bytes[tenant] -= m.Bytes
-	}
+	s.bytes[tenant] -= m.Bytes
 	for _, b := range s.blobsOf(m) {
 		if s.refs[b]--; s.refs[b] <= 0 {
 			delete(s.refs, b)

@@ -26,7 +26,6 @@ const (
 // Meta is what a new snapshot records besides its files.
 type Meta struct {
 	Tenant, Name, Template, Source string
-	Hidden                         bool
 }
 
 // Put reads a capture (a tar stream, runtime.FSCapturer's) into a new
@@ -44,7 +43,7 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader, maxBytes int64)
 		return Manifest{}, errs.New(errs.CodeConflict, "a snapshot named %s already exists", meta.Name)
 	}
 	m := Manifest{Name: meta.Name, Tenant: meta.Tenant, Template: meta.Template, Source: meta.Source,
-		CreatedAt: time.Now().UTC().Truncate(time.Millisecond), Hidden: meta.Hidden}
+		CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
 	var held []string // blobs this Put marked pending
 	defer func() {
 		s.mu.Lock()
@@ -190,9 +189,7 @@ func (s *Store) commit(m Manifest, p string) error {
 	for _, blob := range s.blobsOf(m) {
 		s.refs[blob]++
 	}
-	if !m.Hidden {
-		s.bytes[m.Tenant] += m.Bytes
-	}
+	s.bytes[m.Tenant] += m.Bytes
 	return nil
 }
 
@@ -236,6 +233,3 @@ func (s *Store) WriteTar(ctx context.Context, m Manifest, w io.Writer) error {
 	}
 	return tw.Close()
 }
-
-// DeleteHidden removes a fork's capture.
-func (s *Store) DeleteHidden(tenant, name string) error { return s.remove(tenant, name, true) }
