@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
@@ -72,6 +73,24 @@ func TestFork10(t *testing.T) {
 	if list, _ := e.Manager.ListSnapshots(ctx, e.Scope); len(list) != 0 {
 		t.Fatalf("snapshots after a fork: %+v", list)
 	}
+	// Audit: the fork (intent and result naming the forks), and each
+	// fork's create names its parent; the snapshot verbs too.
+	for _, q := range []struct{ action, phase, want string }{
+		{"sandbox.fork", "intent", ""}, {"sandbox.fork", "result", forks[9].ID},
+	} {
+		recs := e.AuditRecords(audit.Query{Sandbox: src.ID, Action: q.action})
+		found := false
+		for _, r := range recs {
+			found = found || (r.Phase == q.phase && strings.Contains(string(r.Result)+string(r.Args), q.want))
+		}
+		if !found {
+			t.Errorf("no %s %s audit record naming %q: %+v", q.action, q.phase, q.want, recs)
+		}
+	}
+	if recs := e.AuditRecords(audit.Query{Sandbox: forks[0].ID, Action: "sandbox.create"}); len(recs) == 0 ||
+		!strings.Contains(string(recs[len(recs)-1].Result)+string(recs[len(recs)-1].Args), src.ID) {
+		t.Errorf("a fork's create record does not name its parent: %+v", recs)
+	}
 	// Fork of a deleted sandbox: 404 before anything.
 	if _, err := e.Client.Fork(ctx, src.ID, 1); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Fatalf("fork of a deleted sandbox: %v", err)
@@ -126,6 +145,15 @@ func TestSnapshotTenancyQuota(t *testing.T) {
 	}
 	if _, err := e.Manager.GetSnapshot(ctx, a, "second"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Errorf("a refused snapshot exists: %v", err)
+	}
+	// Both the taken and the refused snapshot are in the audit log.
+	var ok, refused bool
+	for _, r := range e.AuditRecords(audit.Query{Sandbox: sa.ID, Action: "snapshot.create", Tenant: "ta"}) {
+		ok = ok || (r.Phase == "result" && r.Code == "" && strings.Contains(string(r.Args)+string(r.Result), `"mine"`))
+		refused = refused || (r.Phase == "result" && r.Code == string(errs.CodeLimit))
+	}
+	if !ok || !refused {
+		t.Errorf("snapshot.create audit records: taken %v, refused %v", ok, refused)
 	}
 	// Positive control: with room again, the same snapshot is taken.
 	if err := e.Manager.DeleteSnapshot(ctx, a, "mine"); err != nil {

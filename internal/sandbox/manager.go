@@ -349,8 +349,10 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	sb, err := m.create(ctx, sc, spec, tpl, src)
 	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
 		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}
-	if src != nil {
-		res.Data["snapshot"], res.Data["fork_of"] = src.name, spec.ForkOf
+	if spec.ForkOf != "" {
+		res.Data["fork_of"] = spec.ForkOf
+	} else if src != nil {
+		res.Data["snapshot"] = src.name
 	}
 	if err != nil {
 		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
