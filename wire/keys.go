@@ -97,6 +97,10 @@ type Quotas struct {
 	MaxPids     int64   `json:"max_pids,omitempty"`
 	MaxTimeoutS int64   `json:"max_timeout_s,omitempty"`
 
+	// MaxSnapshotMB bounds the tenant's snapshots together (each counted
+	// whole; 0: the server's default, if any). Over it: 429.
+	MaxSnapshotMB int64 `json:"max_snapshot_mb,omitempty"`
+
 	// Policy. NetworkModes empty: any mode the server offers.
 	// AllowedDomains empty: any domain; otherwise every domain a sandbox
 	// asks to reach must be covered by one ("example.com" exactly,

@@ -27,6 +27,9 @@ type Sandbox struct {
 	// and RemainingMS the life it gets back on resume.
 	PausedAt    *time.Time `json:"paused_at,omitempty"`
 	RemainingMS int64      `json:"remaining_ms,omitempty"`
+	// Forks are the live sandboxes forked from this one (its fork tree's
+	// children; the parent is Spec.ForkOf). Filled by GET of one sandbox.
+	Forks []string `json:"forks,omitempty"`
 }
 
 // Spec is what a caller asks for (POST /v1/sandboxes). Zero fields take
@@ -57,6 +60,13 @@ type Spec struct {
 	// IdlePauseAfterS pauses it after that long without exec, file,
 	// process or port traffic (0: never).
 	IdlePauseAfterS int64 `json:"idle_pause_after_s,omitempty"`
+
+	// Snapshot, at create, is a snapshot (docs/state.md) the sandbox's
+	// files start from; its template is the snapshot's.
+	Snapshot string `json:"snapshot,omitempty"`
+	// ForkOf is the sandbox this one was forked from (set by the server
+	// on a fork; refused in a create request).
+	ForkOf string `json:"fork_of,omitempty"`
 }
 
 // Runtimes.

@@ -14,6 +14,7 @@ import (
 type lifeFlags struct {
 	autoResume                bool
 	onTimeout, idle, pausedTO string
+	snapshot                  string // snapshot.go
 }
 
 func (f *lifeFlags) register(fs *pflag.FlagSet) {
@@ -21,10 +22,11 @@ func (f *lifeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.onTimeout, "on-timeout", "", "what the timeout does: kill (default) or pause")
 	fs.StringVar(&f.idle, "idle-pause-after", "", "pause after this long without exec, file, process or port traffic, e.g. 10m")
 	fs.StringVar(&f.pausedTO, "paused-timeout", "", "how long it may stay paused before it is destroyed (default 7d), e.g. 48h")
+	fs.StringVar(&f.snapshot, "snapshot", "", "start with the files of this snapshot (paddock snapshot ls); its template is the snapshot's")
 }
 
 func (f *lifeFlags) apply(s *client.Spec) error {
-	s.AutoResume, s.OnTimeout = f.autoResume, f.onTimeout
+	s.AutoResume, s.OnTimeout, s.Snapshot = f.autoResume, f.onTimeout, f.snapshot
 	for _, x := range []struct {
 		flag, v string
 		dst     *int64

@@ -56,8 +56,9 @@ with the key in $PADDOCK_API_KEY.`,
 	root.AddCommand(newBenchCmd(e))
 	root.AddCommand(newSecretCmd(e))
 	root.AddCommand(newBrowserCmd(e))
-	root.AddCommand(newPauseCmd(e), newResumeCmd(e)) // pause.go
-	root.AddCommand(newCodeCmd(e))                   // code.go
+	root.AddCommand(newPauseCmd(e), newResumeCmd(e))  // pause.go
+	root.AddCommand(newSnapshotCmd(e), newForkCmd(e)) // snapshot.go
+	root.AddCommand(newCodeCmd(e))                    // code.go
 	return root
 }
 

@@ -83,6 +83,11 @@ func TestWireMatchesOpenAPI(t *testing.T) {
 		{"CodeContextList", &wire.CodeContextList{}},
 		{"CodeEvent", &wire.CodeEvent{}},
 		{"CodeExecution", &wire.CodeExecution{}},
+		{"Snapshot", &wire.Snapshot{}},
+		{"CreateSnapshotRequest", &wire.CreateSnapshotRequest{}},
+		{"SnapshotList", &wire.SnapshotList{}},
+		{"ForkRequest", &wire.ForkRequest{}},
+		{"ForkResponse", &wire.ForkResponse{}},
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			s, ok := schemas[tc.schema]

@@ -186,6 +186,8 @@ var scenarios = []scenario{
 	{sCodeIdle, "memory a sandbox gains with one idle Python context (its cgroup, before the first cell and 2 s after it)"},
 }
 
+func init() { scenarios = append(scenarios, snapshotScenarios...) } // snapshot.go
+
 // Names lists the scenarios in run order.
 func Names() []string {
 	out := make([]string, len(scenarios))

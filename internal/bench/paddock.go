@@ -28,8 +28,9 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sBrowserNav, sBrowserShot}, r.browser},
 		{[]string{sCreateConc}, r.createConcurrent},
 		{[]string{sDensity, sDensityExec, sDensityHC}, r.density},
-		{[]string{sPause, sResume, sPausedCPU}, r.pause},               // pause.go
-		{[]string{sCodeREST, sCodeE2B, sCodeFirst, sCodeIdle}, r.code}, // code.go
+		{[]string{sPause, sResume, sPausedCPU}, r.pause},                                            // pause.go
+		{[]string{sCodeREST, sCodeE2B, sCodeFirst, sCodeIdle}, r.code},                              // code.go
+		{[]string{sSnap100, sSnapCreate, sSnapTemplate, sFork10, sForkOne, sFork1Big}, r.snapshots}, // snapshot.go
 	}
 	for _, step := range steps {
 		want := false

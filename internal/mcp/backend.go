@@ -27,6 +27,11 @@ type Backend interface {
 	// Pause and Resume freeze and thaw a sandbox (docs/state.md).
 	Pause(ctx context.Context, id string) (wire.Sandbox, error)
 	Resume(ctx context.Context, id string) (wire.Sandbox, error)
+	// Snapshots and fork (docs/state.md).
+	CreateSnapshot(ctx context.Context, id, name string) (wire.Snapshot, error)
+	Snapshots(ctx context.Context) ([]wire.Snapshot, error)
+	DeleteSnapshot(ctx context.Context, name string) error
+	Fork(ctx context.Context, id string, count int) ([]wire.Sandbox, error)
 
 	// ExecStream runs a command, copying its output to stdout and stderr
 	// as it arrives.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -106,12 +108,15 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	// A manager of our own over the test stack's lower layers: testenv's
 	// has no Observer. Started before anything exists, so its reconcile
 	// sweep touches nothing of testenv's.
+	snaps, err := snapshot.Open(filepath.Join(t.TempDir(), "snapshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.mgr = sandbox.New(sandbox.Config{Limits: limits}, sandbox.Deps{Log: log, Store: e.Store, Backend: e.Backend,
-		Templates: e.Templates, Admission: e.Quotas, Observer: h.rec})
+		Templates: e.Templates, Admission: e.Quotas, Observer: h.rec, Snapshots: snaps})
 	if err := h.mgr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var err error
 	var links mcp.PortLinker // without: a manager with no HTTP server to reach its ports through
 	if o.ports {
 		links = api.NewPortLinks(h.mgr, e.Auth, "")
@@ -270,7 +275,8 @@ func wantError(t *testing.T, name string, res *sdk.CallToolResult, substrings ..
 
 var toolNames = []string{"exec", "file_edit", "file_find", "file_list", "file_read", "file_search", "file_write",
 	"port_url", "process_list", "process_output", "process_signal", "process_start",
-	"run_code", "sandbox_create", "sandbox_delete", "sandbox_list", "sandbox_pause", "sandbox_resume"}
+	"run_code", "sandbox_create", "sandbox_delete", "sandbox_fork", "sandbox_list", "sandbox_pause", "sandbox_resume",
+	"sandbox_snapshot", "snapshot_delete", "snapshot_list"}
 
 func checkTools(t *testing.T, cs *sdk.ClientSession) {
 	t.Helper()

@@ -18,6 +18,7 @@ func coreTools(tb *Toolbox) {
 	portTools(tb)
 	pauseTools(tb) // tools_pause.go
 	codeTools(tb)  // tools_code.go
+	stateTools(tb) // tools_state.go: snapshots, fork
 }
 
 // sandboxDoc is how every tool describes its sandbox argument.
@@ -60,6 +61,7 @@ type createIn struct {
 	Env      map[string]string `json:"env,omitempty" jsonschema:"Environment variables for every command run in it."`
 	Network  string            `json:"network,omitempty" jsonschema:"Outbound network: \"none\" (default: loopback only), \"allowlist\" (only the domains in allow) or \"open\"; the server's policy may refuse."`
 	Allow    []string          `json:"allow,omitempty" jsonschema:"For network allowlist: domains it may reach, e.g. \"pypi.org\" or \"*.github.com\" (optionally with :port)."`
+	Snapshot string            `json:"snapshot,omitempty" jsonschema:"A snapshot (snapshot_list) whose files the sandbox starts with; its template is the snapshot's."`
 }
 
 type listIn struct{}
@@ -85,7 +87,7 @@ func sandboxTools(tb *Toolbox) {
 			"by default), then pass its id as `sandbox`. It is NOT deleted with the session: " +
 			"delete it with sandbox_delete when done (it also expires after timeout_s)."},
 		func(c *Call, in createIn) (sandboxInfo, error) {
-			spec := wire.Spec{Template: in.Template, CPU: in.CPU, MemoryMB: in.MemoryMB, DiskMB: in.DiskMB,
+			spec := wire.Spec{Template: in.Template, Snapshot: in.Snapshot, CPU: in.CPU, MemoryMB: in.MemoryMB, DiskMB: in.DiskMB,
 				TimeoutS: in.TimeoutS, Labels: in.Labels, Env: in.Env}
 			if in.Network != "" || len(in.Allow) > 0 {
 				mode := in.Network

@@ -34,6 +34,9 @@ type Config struct {
 	// Network is the sandbox's egress policy; nil (or mode "none") means
 	// loopback only, and no Network attachment is made.
 	Network *NetPolicy
+	// Layer, if set, is a capture (FSCapturer) the writable layer starts
+	// with: restored before the guest runs (backends with FSRestorer).
+	Layer LayerSource
 }
 
 // Stats is a reading of a live sandbox's consumption: the REST API's

@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
 	"github.com/paddockhq/paddock/wire"
@@ -103,6 +104,11 @@ type Deps struct {
 	Templates Templates
 	Observer  Observer  // may be nil
 	Admission Admission // may be nil
+	// Snapshots is the snapshot store (snapshot.go); nil: no snapshots.
+	Snapshots *snapshot.Store
+	// SnapshotQuota answers a tenant's snapshot-bytes quota (0: none);
+	// may be nil.
+	SnapshotQuota func(ctx context.Context, tenant string) (int64, error)
 }
 
 // Manager is the sandbox manager.
@@ -121,6 +127,8 @@ type Manager struct {
 	ram      layerRAM   // RAM-backed layers' reservations (ramdisk.go)
 
 	browser browserSlot // the browser service, if registered (browser.go)
+	snaps   *snapshot.Store
+	snapQ   func(ctx context.Context, tenant string) (int64, error)
 
 	mu     sync.Mutex
 	boxes  map[string]*box
@@ -155,7 +163,7 @@ func New(cfg Config, d Deps) *Manager {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer, adm: d.Admission,
-		boxes: make(map[string]*box), stop: make(chan struct{})}
+		boxes: make(map[string]*box), stop: make(chan struct{}), snaps: d.Snapshots, snapQ: d.SnapshotQuota}
 	m.rts = map[string]runtime.Backend{}
 	for name, b := range d.Runtimes {
 		m.rts[name] = b
@@ -295,6 +303,20 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 	if sc.Sandbox != "" {
 		return Sandbox{}, errs.New(errs.CodeForbidden, "a sandbox-scoped token cannot create sandboxes")
 	}
+	if spec.ForkOf != "" {
+		return Sandbox{}, errs.Invalid("fork_of is set by the server: fork a sandbox with POST /v1/sandboxes/{id}/fork")
+	}
+	src, release, err := m.snapshotSource(ctx, sc, &spec) // snapshot.go: "snapshot": NAME
+	if err != nil {
+		return Sandbox{}, err
+	}
+	defer release()
+	return m.createFrom(ctx, sc, spec, src)
+}
+
+// createFrom makes a sandbox whose writable layer starts with src (nil:
+// empty).
+func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *layerFrom) (Sandbox, error) {
 	spec = m.cfg.Limits.browserSpec(spec) // before admission: quotas judge a browser's limits (browser.go)
 	done, err := m.admit(ctx, sc, "create", &spec)
 	defer done() // after create registered the sandbox (or failed)
@@ -324,9 +346,14 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
 	}
 	start := time.Now()
-	sb, err := m.create(ctx, sc, spec, tpl)
+	sb, err := m.create(ctx, sc, spec, tpl, src)
 	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
 		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}
+	if spec.ForkOf != "" {
+		res.Data["fork_of"] = spec.ForkOf
+	} else if src != nil {
+		res.Data["snapshot"] = src.name
+	}
 	if err != nil {
 		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
@@ -335,11 +362,13 @@ func (m *Manager) Create(ctx context.Context, sc Scope, spec Spec) (Sandbox, err
 	return sb, err
 }
 
-func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template.Template) (Sandbox, error) {
+func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template.Template, src *layerFrom) (Sandbox, error) {
 	now := time.Now()
 	sb := Sandbox{Tenant: sc.Tenant, State: StateRunning, Spec: spec, CreatedAt: now,
 		ExpiresAt: now.Add(time.Duration(spec.TimeoutS) * time.Second)}
-	if b := m.pool.claim(spec); b != nil {
+	if src != nil {
+		// A pool member's layer is already live: nothing to restore into.
+	} else if b := m.pool.claim(spec); b != nil {
 		var err error
 		if p := b.sb.Spec; p.CPU != spec.CPU || p.MemoryMB != spec.MemoryMB || p.Pids != spec.Pids {
 			err = b.inst.SetLimits(runtimeLimits(spec))
@@ -368,13 +397,16 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	if err != nil {
 		return Sandbox{}, err
 	}
+	if err := canRestore(rt, src); err != nil { // snapshot.go
+		return Sandbox{}, err
+	}
 	sb.ID = newID()
 	b := &box{sb: sb}
 	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
 		return Sandbox{}, err
 	}
 	inst, err := rt.Create(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
-		Hostname: sb.ID, Network: runtimeNetwork(spec.Network)})
+		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m)})
 	if err != nil {
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		m.log.Error("create sandbox", "sandbox", sb.ID, "err", err)

@@ -12,7 +12,11 @@ import (
 
 // Get returns one sandbox.
 func (m *Manager) Get(ctx context.Context, sc Scope, id string) (Sandbox, error) {
-	return m.Resolve(ctx, sc, id, rights.Read)
+	sb, err := m.Resolve(ctx, sc, id, rights.Read)
+	if err == nil {
+		sb.Forks = m.forksOf(sb.Tenant, sb.ID) // fork.go: the fork tree's children
+	}
+	return sb, err
 }
 
 // Resolve checks that sc holds need (0: no right beyond seeing the

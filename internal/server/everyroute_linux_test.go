@@ -271,6 +271,7 @@ var wellFormed = map[string][2]string{
 	"POST /processes":                     {"", `{"cmd":["true"]}`},
 	"POST /processes/{pid}/resize":        {"", `{"rows":24,"cols":80}`},
 	"POST /code":                          {"", `{"code":"1+1"}`},
+	"POST /snapshots":                     {"", `{"name":"walk"}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/internal/secret/inject"
+	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
 	"github.com/paddockhq/paddock/internal/tenant"
@@ -165,6 +166,10 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if err := s.openWeb(); err != nil { // http.go: hardening, TLS, the ports domain
 		return nil, err
 	}
+	snaps, err := snapshot.Open(filepath.Join(c.DataDir, "snapshots")) // docs/state.md
+	if err != nil {
+		return nil, err
+	}
 	observer := s.obs.observer() // obs.go: the audit log, then metrics
 	if c.WrapObserver != nil {
 		observer = c.WrapObserver(observer)
@@ -176,7 +181,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
 		LayerRAMMB:   layerRAM,
 	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
-		Admission: s.admission(), Observer: observer})
+		Admission: s.admission(), Observer: observer, Snapshots: snaps, SnapshotQuota: s.Quotas.SnapshotQuotaBytes})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.
 	s.closers = append(s.closers, closer{"manager", func(ctx context.Context) error {

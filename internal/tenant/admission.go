@@ -418,3 +418,14 @@ func (a *Admission) diskNote(s sandbox.Spec) string {
 	}
 	return fmt.Sprintf(": %d memory + %d disk, which is RAM on this server", s.MemoryMB, s.DiskMB)
 }
+
+// SnapshotQuotaBytes is how many bytes of snapshots tenant may hold
+// together (0: no tenant quota); for the snapshot code to call, like
+// AdmitSecrets.
+func (a *Admission) SnapshotQuotaBytes(ctx context.Context, tenant string) (int64, error) {
+	t, err := a.tenant(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	return t.Quotas.MaxSnapshotMB << 20, nil
+}

@@ -161,6 +161,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	uid := b.o.UIDBase + slot*uidsPerSandbox
 	inst := &instance{b: b, id: cfg.ID, slot: slot, uid: uid, done: make(chan struct{}), ph: newPhases()}
 	inst.net.want = cfg.Network
+	inst.ls.restore = cfg.Layer
 	// The cgroups are made while the guest process starts (it stays blocked
 	// on its setup socket, and is moved into them before it can run
 	// anything): the two overlap on a multi-core host.
@@ -349,6 +350,7 @@ func (b *Backend) release(inst *instance) {
 			errsSeen = append(errsSeen, "run dir: "+err.Error())
 		}
 	}
+	inst.closeLayer()
 	if inst.pidfd > 0 {
 		unix.Close(inst.pidfd)
 		inst.pidfd = -1

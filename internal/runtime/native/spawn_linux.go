@@ -51,6 +51,7 @@ type instance struct {
 
 	paused     atomic.Bool // frozen (pause_linux.go)
 	unverified atomic.Bool // reattached frozen: agent version not yet checked
+	ls         layerState  // the writable layer's descriptor (capture_linux.go)
 }
 
 func (i *instance) ID() string                       { return i.id }
@@ -214,6 +215,9 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 		}
 	}()
 	inst.ph.mark("attach")
+	if err := b.prepareLayer(ctx, inst, dirFDs[1]); err != nil { // capture_linux.go: snapshot restore
+		return err
+	}
 	if inst.startTime, err = procStartTime(inst.pid); err != nil {
 		return fmt.Errorf("guest vanished: %w", err)
 	}

@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"context"
+	"io"
+
+	"github.com/paddockhq/paddock/internal/errs"
+)
+
+// FSCapturer is an Instance whose filesystem changes — its writable layer
+// over the template — can be read out. It is optional (CapturerOf says
+// so). The caller makes the capture consistent: it pauses the instance
+// (Pauser) first and resumes it after, so nothing in the sandbox writes
+// while the layer is read.
+//
+// The capture is a tar stream (PAX) of the layer tree: directories,
+// regular files, symlinks, overlay whiteouts (character devices 0/0) and
+// user.* extended attributes (overlay's opaque-directory marks), with
+// owners relative to the sandbox (0 is the sandbox's root, whatever host
+// uid it maps to). A backend restores the same stream into a new
+// sandbox's layer (Config.Layer). Hard links are captured as separate
+// files.
+type FSCapturer interface {
+	CaptureFS(ctx context.Context, w io.Writer) error
+}
+
+// CapturerOf returns inst as an FSCapturer, or an unsupported error
+// naming the backend.
+func CapturerOf(backend string, inst Instance) (FSCapturer, error) {
+	if c, ok := inst.(FSCapturer); ok {
+		return c, nil
+	}
+	return nil, errs.New(errs.CodeUnsupported, "the %s runtime cannot snapshot sandboxes", backend)
+}
+
+// LayerSource opens a capture (FSCapturer's stream) to restore into a new
+// sandbox's writable layer before anything in it runs.
+type LayerSource func(ctx context.Context) (io.ReadCloser, error)
+
+// FSRestorer is a Backend that honours Config.Layer. A backend without it
+// cannot create sandboxes from snapshots (the manager refuses first).
+type FSRestorer interface {
+	RestoresFS() bool
+}
