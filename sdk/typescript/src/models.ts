@@ -274,6 +274,110 @@ export interface BrowserType {
   timeout_ms?: number;
 }
 
+export interface CodeContext {
+  created_at?: string;
+  cwd?: string;
+  default?: boolean;
+  execution_count?: number;
+  id?: string;
+  language?: string;
+  queued?: number;
+  restarts?: number;
+  state?: "starting" | "idle" | "busy" | "dead";
+  user?: string;
+}
+
+export interface CodeContextList {
+  contexts?: CodeContext[];
+}
+
+export interface CodeContextRequest {
+  cwd?: string;
+  env?: Record<string, string>;
+  /** python (default; py, python3), javascript (js, node), typescript (ts) or bash (sh, shell) */
+  language?: string;
+  /** The sandbox user the interpreter runs as; default root, as for exec */
+  user?: "root" | "user";
+}
+
+export interface CodeEnd {
+  duration_ms?: number;
+  execution_count?: number;
+  exit_code?: number;
+  message?: string;
+  state_lost?: boolean;
+  status?: "ok" | "error" | "timeout" | "cancelled" | "died";
+  truncated?: boolean;
+}
+
+export interface CodeError {
+  name?: string;
+  traceback?: string;
+  value?: string;
+}
+
+export interface CodeEvent {
+  end?: CodeEnd;
+  error?: CodeError;
+  result?: CodeResult;
+  start?: CodeStart;
+  text?: string;
+  type: "start" | "stdout" | "stderr" | "result" | "error" | "end";
+}
+
+export interface CodeExecuteRequest {
+  /** At most 1 MiB */
+  code: string;
+  context_id?: string;
+  env?: Record<string, string>;
+  /** python (default; py, python3), javascript (js, node), typescript (ts) or bash (sh, shell) */
+  language?: string;
+  /** Run time (not queue wait) before the cell is interrupted; default 10 minutes, at most 24 hours or the server's exec ceiling */
+  timeout_ms?: number;
+  /** The sandbox user the interpreter runs as; default root, as for exec */
+  user?: "root" | "user";
+}
+
+export interface CodeExecution {
+  end?: CodeEnd;
+  error?: CodeError;
+  results?: CodeResult[];
+  start?: CodeStart;
+  stderr?: string;
+  stdout?: string;
+}
+
+export interface CodeOmission {
+  bytes?: number;
+  mime?: string;
+  reason?: string;
+}
+
+export interface CodeResult {
+  /** MIME type to representation: text, base64 for images and PDF, JSON for application/json */
+  bundle?: Record<string, unknown>;
+  /** A matplotlib figure's data, in E2B's chart shape */
+  chart?: Record<string, unknown>;
+  /** A DataFrame's columns: name to values */
+  data?: Record<string, unknown>;
+  execution_count?: number;
+  is_main_result?: boolean;
+  omitted?: CodeOmission[];
+}
+
+export interface CodeStart {
+  context_id?: string;
+  language?: string;
+  reason?: string;
+  restarted?: boolean;
+  state_lost?: boolean;
+}
+
+export interface CreateSnapshotRequest {
+  /** Letters, digits, '.', '_' and '-'; no ".." */
+  name: string;
+}
+
 export interface EditRequest {
   content?: string;
   /** inclusive; start_line-1 inserts */
@@ -382,6 +486,15 @@ export interface FileInfo {
 export interface FindResult {
   matches: FileInfo[];
   truncated: boolean;
+}
+
+export interface ForkRequest {
+  /** 0 means 1 */
+  count?: number;
+}
+
+export interface ForkResponse {
+  sandboxes: Sandbox[];
 }
 
 export interface Health {
@@ -544,6 +657,8 @@ export interface RuntimeInfo {
 export interface Sandbox {
   created_at: string;
   expires_at: string;
+  /** The live sandboxes forked from this one (GET of one sandbox). */
+  forks?: string[];
   from_pool?: boolean;
   id: string;
   /** When a paused sandbox was paused; while paused, expires_at is when it is destroyed unless resumed (paused_timeout_s). */
@@ -621,6 +736,22 @@ export interface SignalResult {
   signalled: number;
 }
 
+export interface Snapshot {
+  /** Its files' contents */
+  bytes: number;
+  created_at: string;
+  /** Entries: files, directories, links */
+  files: number;
+  name: string;
+  /** The sandbox it was taken of */
+  source: string;
+  template: string;
+}
+
+export interface SnapshotList {
+  snapshots: Snapshot[];
+}
+
 export interface Spec {
   /** Calls that need a paused sandbox (exec, files, processes, browser, ports) resume it first instead of answering 409 sandbox_paused. */
   auto_resume?: boolean;
@@ -629,6 +760,8 @@ export interface Spec {
   cpu?: number;
   disk_mb?: number;
   env?: Record<string, string>;
+  /** The sandbox this one was forked from (set by the server; refused in a create request). */
+  fork_of?: string;
   /** Pause it after this long without exec, file, process or port traffic (0: never). */
   idle_pause_after_s?: number;
   labels?: Record<string, string>;
@@ -641,6 +774,8 @@ export interface Spec {
   pids?: number;
   /** Isolation: native (the default; Linux namespaces, seccomp, Landlock) or gvisor (gVisor's kernel; docs/gvisor.md). gvisor where this server cannot run it is refused with unsupported */
   runtime?: "native" | "gvisor";
+  /** A snapshot (GET /v1/snapshots) the sandbox's files start from; its template is the snapshot's. */
+  snapshot?: string;
   template?: string;
   timeout_s?: number;
 }
@@ -726,6 +861,8 @@ export interface TenantQuotas {
   max_pids?: number;
   /** running at once (429) */
   max_sandboxes?: number;
+  /** The tenant's snapshots together, in MiB (each counted whole); 0: no bound. */
+  max_snapshot_mb?: number;
   max_timeout_s?: number;
   /** cores across running sandboxes (429) */
   max_total_cpu?: number;
@@ -771,9 +908,11 @@ export const OPERATIONS = {
   deleteKey: ["DELETE", "/v1/keys/{id}"],
   deleteSandbox: ["DELETE", "/v1/sandboxes/{id}"],
   deleteSandboxBrowserTab: ["DELETE", "/v1/sandboxes/{id}/browser/tabs/{tab}"],
+  deleteSandboxCodeContext: ["DELETE", "/v1/sandboxes/{id}/code/contexts/{ctx}"],
   deleteSandboxFiles: ["DELETE", "/v1/sandboxes/{id}/files"],
   deleteSandboxProcess: ["DELETE", "/v1/sandboxes/{id}/processes/{pid}"],
   deleteSecret: ["DELETE", "/v1/secrets/{name}"],
+  deleteSnapshot: ["DELETE", "/v1/snapshots/{name}"],
   getAudit: ["GET", "/v1/audit"],
   getAuditExport: ["GET", "/v1/audit/export"],
   getHealthz: ["GET", "/healthz"],
@@ -793,6 +932,8 @@ export const OPERATIONS = {
   getSandboxBrowserText: ["GET", "/v1/sandboxes/{id}/browser/text"],
   getSandboxBrowserView: ["GET", "/v1/sandboxes/{id}/browser/view"],
   getSandboxBrowserViewWs: ["GET", "/v1/sandboxes/{id}/browser/view/ws"],
+  getSandboxCodeContext: ["GET", "/v1/sandboxes/{id}/code/contexts/{ctx}"],
+  getSandboxCodeContexts: ["GET", "/v1/sandboxes/{id}/code/contexts"],
   getSandboxExecWs: ["GET", "/v1/sandboxes/{id}/exec/ws"],
   getSandboxFiles: ["GET", "/v1/sandboxes/{id}/files"],
   getSandboxFilesArchive: ["GET", "/v1/sandboxes/{id}/files/archive"],
@@ -808,12 +949,14 @@ export const OPERATIONS = {
   getSandboxPty: ["GET", "/v1/sandboxes/{id}/pty"],
   getSandboxStats: ["GET", "/v1/sandboxes/{id}/stats"],
   getSecret: ["GET", "/v1/secrets/{name}"],
+  getSnapshot: ["GET", "/v1/snapshots/{name}"],
   getTenant: ["GET", "/v1/tenants/{name}"],
   listKeys: ["GET", "/v1/keys"],
   listSandboxBrowserTabs: ["GET", "/v1/sandboxes/{id}/browser/tabs"],
   listSandboxProcesses: ["GET", "/v1/sandboxes/{id}/processes"],
   listSandboxes: ["GET", "/v1/sandboxes"],
   listSecrets: ["GET", "/v1/secrets"],
+  listSnapshots: ["GET", "/v1/snapshots"],
   listTemplates: ["GET", "/v1/templates"],
   listTenants: ["GET", "/v1/tenants"],
   postSandboxBrowserClick: ["POST", "/v1/sandboxes/{id}/browser/click"],
@@ -825,11 +968,15 @@ export const OPERATIONS = {
   postSandboxBrowserStop: ["POST", "/v1/sandboxes/{id}/browser/stop"],
   postSandboxBrowserTabActivate: ["POST", "/v1/sandboxes/{id}/browser/tabs/{tab}/activate"],
   postSandboxBrowserType: ["POST", "/v1/sandboxes/{id}/browser/type"],
+  postSandboxCode: ["POST", "/v1/sandboxes/{id}/code"],
+  postSandboxCodeContextRestart: ["POST", "/v1/sandboxes/{id}/code/contexts/{ctx}/restart"],
+  postSandboxCodeContexts: ["POST", "/v1/sandboxes/{id}/code/contexts"],
   postSandboxExec: ["POST", "/v1/sandboxes/{id}/exec"],
   postSandboxFilesArchive: ["POST", "/v1/sandboxes/{id}/files/archive"],
   postSandboxFilesEdit: ["POST", "/v1/sandboxes/{id}/files/edit"],
   postSandboxFilesMkdir: ["POST", "/v1/sandboxes/{id}/files/mkdir"],
   postSandboxFilesMove: ["POST", "/v1/sandboxes/{id}/files/move"],
+  postSandboxFork: ["POST", "/v1/sandboxes/{id}/fork"],
   postSandboxPause: ["POST", "/v1/sandboxes/{id}/pause"],
   postSandboxPortUrl: ["POST", "/v1/sandboxes/{id}/ports/{port}/url"],
   postSandboxProcessCloseStdin: ["POST", "/v1/sandboxes/{id}/processes/{pid}/close-stdin"],
@@ -838,6 +985,7 @@ export const OPERATIONS = {
   postSandboxProcessStdin: ["POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"],
   postSandboxProcessWait: ["POST", "/v1/sandboxes/{id}/processes/{pid}/wait"],
   postSandboxResume: ["POST", "/v1/sandboxes/{id}/resume"],
+  postSandboxSnapshot: ["POST", "/v1/sandboxes/{id}/snapshots"],
   postSandboxTimeout: ["POST", "/v1/sandboxes/{id}/timeout"],
   proxyDeleteSandboxPort: ["DELETE", "/v1/sandboxes/{id}/ports/{port}/{path...}"],
   proxyGetSandboxPort: ["GET", "/v1/sandboxes/{id}/ports/{port}/{path...}"],

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
+__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "CodeContext", "CodeContextList", "CodeContextRequest", "CodeEnd", "CodeError", "CodeEvent", "CodeExecuteRequest", "CodeExecution", "CodeOmission", "CodeResult", "CodeStart", "CreateSnapshotRequest", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "ForkRequest", "ForkResponse", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Snapshot", "SnapshotList", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
 
 
 @dataclass(kw_only=True)
@@ -913,6 +913,394 @@ class BrowserType:
 
 
 @dataclass(kw_only=True)
+class CodeContext:
+    created_at: str | None = None
+    cwd: str | None = None
+    default: bool | None = None
+    execution_count: int | None = None
+    id: str | None = None
+    language: str | None = None
+    queued: int | None = None
+    restarts: int | None = None
+    state: str | None = None
+    user: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeContext:
+        return cls(
+            created_at=d.get("created_at"),
+            cwd=d.get("cwd"),
+            default=d.get("default"),
+            execution_count=d.get("execution_count"),
+            id=d.get("id"),
+            language=d.get("language"),
+            queued=d.get("queued"),
+            restarts=d.get("restarts"),
+            state=d.get("state"),
+            user=d.get("user"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.created_at is not None:
+            d["created_at"] = self.created_at
+        if self.cwd is not None:
+            d["cwd"] = self.cwd
+        if self.default is not None:
+            d["default"] = self.default
+        if self.execution_count is not None:
+            d["execution_count"] = self.execution_count
+        if self.id is not None:
+            d["id"] = self.id
+        if self.language is not None:
+            d["language"] = self.language
+        if self.queued is not None:
+            d["queued"] = self.queued
+        if self.restarts is not None:
+            d["restarts"] = self.restarts
+        if self.state is not None:
+            d["state"] = self.state
+        if self.user is not None:
+            d["user"] = self.user
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeContextList:
+    contexts: list[CodeContext] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeContextList:
+        return cls(
+            contexts=None if (v := d.get("contexts")) is None else [CodeContext.from_dict(x) for x in v],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.contexts is not None:
+            d["contexts"] = [x.to_dict() for x in self.contexts]
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeContextRequest:
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    language: str | None = None
+    user: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeContextRequest:
+        return cls(
+            cwd=d.get("cwd"),
+            env=d.get("env"),
+            language=d.get("language"),
+            user=d.get("user"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.cwd is not None:
+            d["cwd"] = self.cwd
+        if self.env is not None:
+            d["env"] = self.env
+        if self.language is not None:
+            d["language"] = self.language
+        if self.user is not None:
+            d["user"] = self.user
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeEnd:
+    duration_ms: float | None = None
+    execution_count: int | None = None
+    exit_code: int | None = None
+    message: str | None = None
+    state_lost: bool | None = None
+    status: str | None = None
+    truncated: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeEnd:
+        return cls(
+            duration_ms=None if (v := d.get("duration_ms")) is None else float(v),
+            execution_count=d.get("execution_count"),
+            exit_code=d.get("exit_code"),
+            message=d.get("message"),
+            state_lost=d.get("state_lost"),
+            status=d.get("status"),
+            truncated=d.get("truncated"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.duration_ms is not None:
+            d["duration_ms"] = self.duration_ms
+        if self.execution_count is not None:
+            d["execution_count"] = self.execution_count
+        if self.exit_code is not None:
+            d["exit_code"] = self.exit_code
+        if self.message is not None:
+            d["message"] = self.message
+        if self.state_lost is not None:
+            d["state_lost"] = self.state_lost
+        if self.status is not None:
+            d["status"] = self.status
+        if self.truncated is not None:
+            d["truncated"] = self.truncated
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeError:
+    name: str | None = None
+    traceback: str | None = None
+    value: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeError:
+        return cls(
+            name=d.get("name"),
+            traceback=d.get("traceback"),
+            value=d.get("value"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.name is not None:
+            d["name"] = self.name
+        if self.traceback is not None:
+            d["traceback"] = self.traceback
+        if self.value is not None:
+            d["value"] = self.value
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeEvent:
+    type: str
+    end: CodeEnd | None = None
+    error: CodeError | None = None
+    result: CodeResult | None = None
+    start: CodeStart | None = None
+    text: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeEvent:
+        return cls(
+            type=d["type"],
+            end=None if (v := d.get("end")) is None else CodeEnd.from_dict(v),
+            error=None if (v := d.get("error")) is None else CodeError.from_dict(v),
+            result=None if (v := d.get("result")) is None else CodeResult.from_dict(v),
+            start=None if (v := d.get("start")) is None else CodeStart.from_dict(v),
+            text=d.get("text"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.type is not None:
+            d["type"] = self.type
+        if self.end is not None:
+            d["end"] = self.end.to_dict()
+        if self.error is not None:
+            d["error"] = self.error.to_dict()
+        if self.result is not None:
+            d["result"] = self.result.to_dict()
+        if self.start is not None:
+            d["start"] = self.start.to_dict()
+        if self.text is not None:
+            d["text"] = self.text
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeExecuteRequest:
+    code: str
+    context_id: str | None = None
+    env: dict[str, str] | None = None
+    language: str | None = None
+    timeout_ms: int | None = None
+    user: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeExecuteRequest:
+        return cls(
+            code=d["code"],
+            context_id=d.get("context_id"),
+            env=d.get("env"),
+            language=d.get("language"),
+            timeout_ms=d.get("timeout_ms"),
+            user=d.get("user"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.code is not None:
+            d["code"] = self.code
+        if self.context_id is not None:
+            d["context_id"] = self.context_id
+        if self.env is not None:
+            d["env"] = self.env
+        if self.language is not None:
+            d["language"] = self.language
+        if self.timeout_ms is not None:
+            d["timeout_ms"] = self.timeout_ms
+        if self.user is not None:
+            d["user"] = self.user
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeExecution:
+    end: CodeEnd | None = None
+    error: CodeError | None = None
+    results: list[CodeResult] | None = None
+    start: CodeStart | None = None
+    stderr: str | None = None
+    stdout: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeExecution:
+        return cls(
+            end=None if (v := d.get("end")) is None else CodeEnd.from_dict(v),
+            error=None if (v := d.get("error")) is None else CodeError.from_dict(v),
+            results=None if (v := d.get("results")) is None else [CodeResult.from_dict(x) for x in v],
+            start=None if (v := d.get("start")) is None else CodeStart.from_dict(v),
+            stderr=d.get("stderr"),
+            stdout=d.get("stdout"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.end is not None:
+            d["end"] = self.end.to_dict()
+        if self.error is not None:
+            d["error"] = self.error.to_dict()
+        if self.results is not None:
+            d["results"] = [x.to_dict() for x in self.results]
+        if self.start is not None:
+            d["start"] = self.start.to_dict()
+        if self.stderr is not None:
+            d["stderr"] = self.stderr
+        if self.stdout is not None:
+            d["stdout"] = self.stdout
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeOmission:
+    bytes: int | None = None
+    mime: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeOmission:
+        return cls(
+            bytes=d.get("bytes"),
+            mime=d.get("mime"),
+            reason=d.get("reason"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.bytes is not None:
+            d["bytes"] = self.bytes
+        if self.mime is not None:
+            d["mime"] = self.mime
+        if self.reason is not None:
+            d["reason"] = self.reason
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeResult:
+    bundle: dict[str, Any] | None = None
+    chart: dict[str, Any] | None = None
+    data: dict[str, Any] | None = None
+    execution_count: int | None = None
+    is_main_result: bool | None = None
+    omitted: list[CodeOmission] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeResult:
+        return cls(
+            bundle=d.get("bundle"),
+            chart=d.get("chart"),
+            data=d.get("data"),
+            execution_count=d.get("execution_count"),
+            is_main_result=d.get("is_main_result"),
+            omitted=None if (v := d.get("omitted")) is None else [CodeOmission.from_dict(x) for x in v],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.bundle is not None:
+            d["bundle"] = self.bundle
+        if self.chart is not None:
+            d["chart"] = self.chart
+        if self.data is not None:
+            d["data"] = self.data
+        if self.execution_count is not None:
+            d["execution_count"] = self.execution_count
+        if self.is_main_result is not None:
+            d["is_main_result"] = self.is_main_result
+        if self.omitted is not None:
+            d["omitted"] = [x.to_dict() for x in self.omitted]
+        return d
+
+
+@dataclass(kw_only=True)
+class CodeStart:
+    context_id: str | None = None
+    language: str | None = None
+    reason: str | None = None
+    restarted: bool | None = None
+    state_lost: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CodeStart:
+        return cls(
+            context_id=d.get("context_id"),
+            language=d.get("language"),
+            reason=d.get("reason"),
+            restarted=d.get("restarted"),
+            state_lost=d.get("state_lost"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.context_id is not None:
+            d["context_id"] = self.context_id
+        if self.language is not None:
+            d["language"] = self.language
+        if self.reason is not None:
+            d["reason"] = self.reason
+        if self.restarted is not None:
+            d["restarted"] = self.restarted
+        if self.state_lost is not None:
+            d["state_lost"] = self.state_lost
+        return d
+
+
+@dataclass(kw_only=True)
+class CreateSnapshotRequest:
+    name: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CreateSnapshotRequest:
+        return cls(
+            name=d["name"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.name is not None:
+            d["name"] = self.name
+        return d
+
+
+@dataclass(kw_only=True)
 class EditRequest:
     path: str
     content: str | None = None
@@ -1328,6 +1716,40 @@ class FindResult:
             d["matches"] = [x.to_dict() for x in self.matches]
         if self.truncated is not None:
             d["truncated"] = self.truncated
+        return d
+
+
+@dataclass(kw_only=True)
+class ForkRequest:
+    count: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ForkRequest:
+        return cls(
+            count=d.get("count"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.count is not None:
+            d["count"] = self.count
+        return d
+
+
+@dataclass(kw_only=True)
+class ForkResponse:
+    sandboxes: list[Sandbox]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ForkResponse:
+        return cls(
+            sandboxes=[Sandbox.from_dict(x) for x in d["sandboxes"]],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.sandboxes is not None:
+            d["sandboxes"] = [x.to_dict() for x in self.sandboxes]
         return d
 
 
@@ -1876,6 +2298,7 @@ class Sandbox:
     spec: Spec
     state: str
     tenant: str
+    forks: list[str] | None = None
     from_pool: bool | None = None
     paused_at: str | None = None
     reason: str | None = None
@@ -1890,6 +2313,7 @@ class Sandbox:
             spec=Spec.from_dict(d["spec"]),
             state=d["state"],
             tenant=d["tenant"],
+            forks=d.get("forks"),
             from_pool=d.get("from_pool"),
             paused_at=d.get("paused_at"),
             reason=d.get("reason"),
@@ -1910,6 +2334,8 @@ class Sandbox:
             d["state"] = self.state
         if self.tenant is not None:
             d["tenant"] = self.tenant
+        if self.forks is not None:
+            d["forks"] = self.forks
         if self.from_pool is not None:
             d["from_pool"] = self.from_pool
         if self.paused_at is not None:
@@ -2158,12 +2584,67 @@ class SignalResult:
 
 
 @dataclass(kw_only=True)
+class Snapshot:
+    bytes: int
+    created_at: str
+    files: int
+    name: str
+    source: str
+    template: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Snapshot:
+        return cls(
+            bytes=d["bytes"],
+            created_at=d["created_at"],
+            files=d["files"],
+            name=d["name"],
+            source=d["source"],
+            template=d["template"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.bytes is not None:
+            d["bytes"] = self.bytes
+        if self.created_at is not None:
+            d["created_at"] = self.created_at
+        if self.files is not None:
+            d["files"] = self.files
+        if self.name is not None:
+            d["name"] = self.name
+        if self.source is not None:
+            d["source"] = self.source
+        if self.template is not None:
+            d["template"] = self.template
+        return d
+
+
+@dataclass(kw_only=True)
+class SnapshotList:
+    snapshots: list[Snapshot]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SnapshotList:
+        return cls(
+            snapshots=[Snapshot.from_dict(x) for x in d["snapshots"]],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.snapshots is not None:
+            d["snapshots"] = [x.to_dict() for x in self.snapshots]
+        return d
+
+
+@dataclass(kw_only=True)
 class Spec:
     auto_resume: bool | None = None
     browser: bool | None = None
     cpu: float | None = None
     disk_mb: int | None = None
     env: dict[str, str] | None = None
+    fork_of: str | None = None
     idle_pause_after_s: int | None = None
     labels: dict[str, str] | None = None
     memory_mb: int | None = None
@@ -2172,6 +2653,7 @@ class Spec:
     paused_timeout_s: int | None = None
     pids: int | None = None
     runtime: str | None = None
+    snapshot: str | None = None
     template: str | None = None
     timeout_s: int | None = None
 
@@ -2183,6 +2665,7 @@ class Spec:
             cpu=None if (v := d.get("cpu")) is None else float(v),
             disk_mb=d.get("disk_mb"),
             env=d.get("env"),
+            fork_of=d.get("fork_of"),
             idle_pause_after_s=d.get("idle_pause_after_s"),
             labels=d.get("labels"),
             memory_mb=d.get("memory_mb"),
@@ -2191,6 +2674,7 @@ class Spec:
             paused_timeout_s=d.get("paused_timeout_s"),
             pids=d.get("pids"),
             runtime=d.get("runtime"),
+            snapshot=d.get("snapshot"),
             template=d.get("template"),
             timeout_s=d.get("timeout_s"),
         )
@@ -2207,6 +2691,8 @@ class Spec:
             d["disk_mb"] = self.disk_mb
         if self.env is not None:
             d["env"] = self.env
+        if self.fork_of is not None:
+            d["fork_of"] = self.fork_of
         if self.idle_pause_after_s is not None:
             d["idle_pause_after_s"] = self.idle_pause_after_s
         if self.labels is not None:
@@ -2223,6 +2709,8 @@ class Spec:
             d["pids"] = self.pids
         if self.runtime is not None:
             d["runtime"] = self.runtime
+        if self.snapshot is not None:
+            d["snapshot"] = self.snapshot
         if self.template is not None:
             d["template"] = self.template
         if self.timeout_s is not None:
@@ -2492,6 +2980,7 @@ class TenantQuotas:
     max_memory_mb: int | None = None
     max_pids: int | None = None
     max_sandboxes: int | None = None
+    max_snapshot_mb: int | None = None
     max_timeout_s: int | None = None
     max_total_cpu: float | None = None
     max_total_memory_mb: int | None = None
@@ -2512,6 +3001,7 @@ class TenantQuotas:
             max_memory_mb=d.get("max_memory_mb"),
             max_pids=d.get("max_pids"),
             max_sandboxes=d.get("max_sandboxes"),
+            max_snapshot_mb=d.get("max_snapshot_mb"),
             max_timeout_s=d.get("max_timeout_s"),
             max_total_cpu=None if (v := d.get("max_total_cpu")) is None else float(v),
             max_total_memory_mb=d.get("max_total_memory_mb"),
@@ -2543,6 +3033,8 @@ class TenantQuotas:
             d["max_pids"] = self.max_pids
         if self.max_sandboxes is not None:
             d["max_sandboxes"] = self.max_sandboxes
+        if self.max_snapshot_mb is not None:
+            d["max_snapshot_mb"] = self.max_snapshot_mb
         if self.max_timeout_s is not None:
             d["max_timeout_s"] = self.max_timeout_s
         if self.max_total_cpu is not None:
