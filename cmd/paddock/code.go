@@ -217,16 +217,7 @@ func (p *cellPrinter) result(r *wire.CodeResult) error {
 	for _, o := range r.Omitted {
 		fmt.Fprintf(p.e.stderr, "[%s left out: %s]\n", o.MIME, o.Reason)
 	}
-	for _, mime := range []string{"text/plain", "text/markdown", "text/html", "application/json"} {
-		raw, ok := r.Bundle[mime]
-		if !ok {
-			continue
-		}
-		text := string(raw)
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			text = s
-		}
+	if text, ok := r.Text(); ok {
 		_, err := fmt.Fprintln(p.e.stdout, strings.TrimRight(text, "\n"))
 		return err
 	}

@@ -1,13 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/kernel/codewire"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
@@ -39,28 +36,7 @@ const maxBufferedResults = 64 << 20
 // decodeCode reads an execute body: as decode, with the larger bound a
 // cell needs.
 func decodeCode(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxCodeBody+1))
-	if err != nil {
-		return errs.Invalid("could not read the request body")
-	}
-	if len(body) > maxCodeBody {
-		return errs.New(errs.CodeTooLarge, "request body over %d bytes", maxCodeBody)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		body = []byte("{}")
-	}
-	if depth(body) > maxJSONDepth {
-		return errs.Invalid("JSON nested deeper than %d levels", maxJSONDepth)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errs.Invalid("malformed JSON body: %s", jsonErr(err))
-	}
-	if dec.More() {
-		return errs.Invalid("malformed JSON body: trailing data after the object")
-	}
-	return nil
+	return decodeBody(r, v, maxCodeBody, true)
 }
 
 // wantsCodeStream decides between the NDJSON stream and one answer.

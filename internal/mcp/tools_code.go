@@ -117,21 +117,11 @@ func (c *Call) codeResult(r *wire.CodeResult, images *int) codeResultOut {
 		out.Types = append(out.Types, mime)
 	}
 	sort.Strings(out.Types)
-	for _, mime := range []string{"text/plain", "text/markdown", "text/html", "application/json"} {
-		raw, ok := r.Bundle[mime]
-		if !ok {
-			continue
-		}
-		text := string(raw)
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			text = s
-		}
+	if text, ok := r.Text(); ok {
 		if len(text) > maxCodeResultText {
 			text = fmt.Sprintf("%s\n[... %d more bytes omitted]", text[:maxCodeResultText], len(text)-maxCodeResultText)
 		}
 		out.Text = text
-		break
 	}
 	for _, mime := range []string{"image/png", "image/jpeg"} {
 		raw, ok := r.Bundle[mime]

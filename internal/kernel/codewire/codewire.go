@@ -152,6 +152,24 @@ type Result struct {
 	ExecutionCount int `json:"execution_count,omitempty"`
 }
 
+// Text is the result as text for a reader (a terminal, a model): its
+// first textual representation (plain text, markdown, html, then JSON),
+// and whether it has one.
+func (r *Result) Text() (string, bool) {
+	for _, mime := range []string{"text/plain", "text/markdown", "text/html", "application/json"} {
+		raw, ok := r.Bundle[mime]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+		return string(raw), true
+	}
+	return "", false
+}
+
 // Omission is a representation a result would have carried.
 type Omission struct {
 	MIME   string `json:"mime"`
