@@ -104,15 +104,8 @@ func ValidateQuotas(q *Quotas) error {
 	if q.CreateBurst > 0 && q.CreatePerMinute == 0 {
 		return errs.Invalid("quota create_burst needs create_per_minute")
 	}
-	seen := map[string]bool{}
-	for _, m := range q.NetworkModes {
-		if !contains(knownNetworkModes, m) {
-			return errs.Invalid("quota network_modes: unknown mode %q (known: %s)", clip(m), strings.Join(knownNetworkModes, ", "))
-		}
-		if seen[m] {
-			return errs.Invalid("quota network_modes: %q listed twice", m)
-		}
-		seen[m] = true
+	if err := knownOnce("network_modes", "mode", q.NetworkModes, knownNetworkModes); err != nil {
+		return err
 	}
 	if err := validRuntimes(q); err != nil {
 		return err
@@ -146,24 +139,31 @@ func ValidateQuotas(q *Quotas) error {
 	return nil
 }
 
+// knownOnce checks that list (quota field) holds only known values, each
+// once.
+func knownOnce(field, what string, list, known []string) error {
+	for i, v := range list {
+		if !contains(known, v) {
+			return errs.Invalid("quota %s: unknown %s %q (known: %s)", field, what, clip(v), strings.Join(known, ", "))
+		}
+		if contains(list[:i], v) {
+			return errs.Invalid("quota %s: %q listed twice", field, v)
+		}
+	}
+	return nil
+}
+
 // validRuntimes checks the runtime policy: known names, each once, and a
 // default runtime the tenant may use.
 func validRuntimes(q *Quotas) error {
-	seen := map[string]bool{}
-	for _, r := range q.Runtimes {
-		if !contains(knownRuntimes, r) {
-			return errs.Invalid("quota runtimes: unknown runtime %q (known: %s)", clip(r), strings.Join(knownRuntimes, ", "))
-		}
-		if seen[r] {
-			return errs.Invalid("quota runtimes: %q listed twice", r)
-		}
-		seen[r] = true
+	if err := knownOnce("runtimes", "runtime", q.Runtimes, knownRuntimes); err != nil {
+		return err
 	}
 	d := q.Defaults.Runtime
 	if d != "" && !contains(knownRuntimes, d) {
 		return errs.Invalid("quota defaults.runtime: unknown runtime %q (known: %s)", clip(d), strings.Join(knownRuntimes, ", "))
 	}
-	if d != "" && len(q.Runtimes) > 0 && !seen[d] {
+	if d != "" && len(q.Runtimes) > 0 && !contains(q.Runtimes, d) {
 		return errs.Invalid("quota defaults.runtime %q is not among the allowed runtimes (%s)", d, strings.Join(q.Runtimes, ", "))
 	}
 	return nil
