@@ -113,6 +113,7 @@ func send(t *testing.T, base, method, pattern, id, cred string) reply {
 var wellFormed = map[string]struct{ query, body string }{
 	"POST /v1/sandboxes/{id}/exec":                   {body: `{"cmd":["true"]}`},
 	"POST /v1/sandboxes/{id}/code":                   {body: `{"code":"1+1"}`},
+	"POST /v1/sandboxes/{id}/snapshots":              {body: `{"name":"walk"}`},
 	"POST /v1/sandboxes/{id}/processes":              {body: `{"cmd":["true"]}`},
 	"POST /v1/sandboxes/{id}/processes/{pid}/resize": {body: `{"rows":24,"cols":80}`},
 	"GET /v1/sandboxes/{id}/exec/ws":                 {query: "?cmd=true"},
