@@ -143,24 +143,22 @@ func (s *serveProc) leftovers() []string {
 	return out
 }
 
-// TestKill9AndRestart: after kill -9 of the server and a restart, every
-// sandbox from before is reattached (running, its files and daemons
-// intact) or, if it died meanwhile, cleaned up; warm-pool members are
-// cleaned up; leftovers nobody recorded are swept; and once everything is
-// deleted nothing is left.
-func TestKill9AndRestart(t *testing.T) {
+// newServeProc is a real `paddock serve` (not started yet) with its own
+// data directory and cgroup prefix, cleaned up after the test: a failed
+// test must not leave sandboxes running.
+func newServeProc(t *testing.T, name string) *serveProc {
+	t.Helper()
 	testenv.RequireServer(t)
-	dir, err := os.MkdirTemp("", "pdkrs")
+	dir, err := os.MkdirTemp("", "pdk"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &serveProc{t: t, bin: buildBinary(t), data: filepath.Join(dir, "data"), addr: freeAddr(t),
-		prefix: fmt.Sprintf("paddock-restart-%d", os.Getpid()), key: "restart-test-key-0123456789"}
+		prefix: fmt.Sprintf("paddock-%s-%d", name, os.Getpid()), key: name + "-test-key-0123456789"}
 	t.Cleanup(func() {
 		if s.cmd != nil && s.cmd.ProcessState == nil {
 			s.kill9()
 		}
-		// Best-effort: a failed test must not leave sandboxes running.
 		s.start(0)
 		ids, _ := s.c.List(context.Background(), nil)
 		for _, sb := range ids {
@@ -175,6 +173,16 @@ func TestKill9AndRestart(t *testing.T) {
 	if err := os.MkdirAll(s.data, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestKill9AndRestart: after kill -9 of the server and a restart, every
+// sandbox from before is reattached (running, its files and daemons
+// intact) or, if it died meanwhile, cleaned up; warm-pool members are
+// cleaned up; leftovers nobody recorded are swept; and once everything is
+// deleted nothing is left.
+func TestKill9AndRestart(t *testing.T) {
+	s := newServeProc(t, "restart")
 	ctx := context.Background()
 	s.start(2)
 	var ids []string

@@ -5,17 +5,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/client"
-	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -23,31 +20,7 @@ import (
 // pause → kill -9 of a real `paddock serve` → restart → resume, and a
 // snapshot taken before the kill restores after it.
 func TestPauseSnapshotAcrossKill9(t *testing.T) {
-	testenv.RequireServer(t)
-	dir, err := os.MkdirTemp("", "pdkst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &serveProc{t: t, bin: buildBinary(t), data: filepath.Join(dir, "data"), addr: freeAddr(t),
-		prefix: fmt.Sprintf("paddock-state-%d", os.Getpid()), key: "state-restart-test-key-0123456789"}
-	t.Cleanup(func() {
-		if s.cmd != nil && s.cmd.ProcessState == nil {
-			s.kill9()
-		}
-		s.start(0)
-		ids, _ := s.c.List(context.Background(), nil)
-		for _, sb := range ids {
-			_ = s.c.Delete(context.Background(), sb.ID)
-		}
-		s.stop()
-		for _, ctrl := range []string{"memory", "pids", "cpu", "cpuacct", "freezer"} {
-			_ = os.Remove(filepath.Join("/sys/fs/cgroup", ctrl, s.prefix))
-		}
-		_ = os.RemoveAll(dir)
-	})
-	if err := os.MkdirAll(s.data, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	s := newServeProc(t, "state")
 	ctx := context.Background()
 	s.start(0)
 	sb, err := s.c.Create(ctx, client.Spec{TimeoutS: 600})
