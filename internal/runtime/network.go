@@ -1,6 +1,10 @@
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/paddockhq/paddock/internal/guestapi"
+)
 
 // NetPolicy is a sandbox's egress policy as backends see it (already
 // validated by the manager): Mode is "none", "allowlist" or "open".
@@ -64,4 +68,32 @@ type NetworkInstance interface {
 	// sandbox's network and returns what the guest must now install. It
 	// does not talk to the guest.
 	SetNetwork(ctx context.Context, p NetPolicy) (NetSetup, error)
+}
+
+// Apply puts what the attachment needs into the agent's config: its
+// resolver, hosts lines, and the variables and files added to the
+// sandbox's (copies: the config's maps may be shared).
+func (setup NetSetup) Apply(gc *guestapi.Config) {
+	gc.ResolvConf = setup.ResolvConf
+	gc.Hosts += guestapi.HostsBlock(setup.Hosts)
+	if len(setup.Env) > 0 {
+		env := make(map[string]string, len(gc.Env)+len(setup.Env))
+		for k, v := range gc.Env {
+			env[k] = v
+		}
+		for k, v := range setup.Env {
+			env[k] = v
+		}
+		gc.Env = env
+	}
+	if len(setup.Files) > 0 {
+		files := make(map[string]string, len(gc.ExtraFiles)+len(setup.Files))
+		for k, v := range gc.ExtraFiles {
+			files[k] = v
+		}
+		for k, v := range setup.Files {
+			files[k] = v
+		}
+		gc.ExtraFiles = files
+	}
 }

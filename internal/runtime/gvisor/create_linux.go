@@ -15,6 +15,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/hostproc"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/template"
 )
@@ -79,7 +80,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		if err != nil {
 			return nil, err
 		}
-		applyNetSetup(&gc, setup)
+		setup.Apply(&gc)
 	}
 	boot := guestapi.GVisorBoot{Config: gc, Token: token, Pids: cfg.Limits.Pids}
 	if err := writeJSON(filepath.Join(b.ctlDir(cfg.ID), guestapi.GVisorBootFile), boot, 0o600); err != nil {
@@ -227,7 +228,7 @@ func (b *Backend) start(ctx context.Context, inst *instance, rfs rootfs, network
 	if err != nil || pid <= 0 {
 		return fmt.Errorf("runsc pid file: %q", raw)
 	}
-	st, err := procStartTime(pid)
+	st, err := hostproc.StartTime(pid)
 	if err != nil {
 		return fmt.Errorf("sentry vanished: %w", err)
 	}
@@ -246,33 +247,6 @@ func (b *Backend) runscLogTail(id string) string {
 		return "no runsc log"
 	}
 	return tail(string(raw))
-}
-
-// applyNetSetup puts what a network attachment needs into the agent's
-// config (as native's attachNetwork does).
-func applyNetSetup(gc *guestapi.Config, setup runtime.NetSetup) {
-	gc.ResolvConf = setup.ResolvConf
-	gc.Hosts += guestapi.HostsBlock(setup.Hosts)
-	if len(setup.Env) > 0 {
-		env := make(map[string]string, len(gc.Env)+len(setup.Env))
-		for k, v := range gc.Env {
-			env[k] = v
-		}
-		for k, v := range setup.Env {
-			env[k] = v
-		}
-		gc.Env = env
-	}
-	if len(setup.Files) > 0 {
-		files := make(map[string]string, len(gc.ExtraFiles)+len(setup.Files))
-		for k, v := range gc.ExtraFiles {
-			files[k] = v
-		}
-		for k, v := range setup.Files {
-			files[k] = v
-		}
-		gc.ExtraFiles = files
-	}
 }
 
 func writeJSON(path string, v any, mode os.FileMode) error {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/hostproc"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -167,7 +167,7 @@ func (i *instance) watch() {
 	}
 	go func() {
 		defer unix.Close(fd)
-		for !waitPidfd(fd, time.Second) {
+		for !hostproc.WaitPidfd(fd, time.Second) {
 			select {
 			case <-i.released:
 				return
@@ -195,14 +195,14 @@ func openPidfd(pid int, startTime uint64) int {
 	if pid <= 0 {
 		return -1
 	}
-	if st, err := procStartTime(pid); err != nil || st != startTime {
+	if st, err := hostproc.StartTime(pid); err != nil || st != startTime {
 		return -1
 	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return -1
 	}
-	if st, err := procStartTime(pid); err != nil || st != startTime {
+	if st, err := hostproc.StartTime(pid); err != nil || st != startTime {
 		unix.Close(fd)
 		return -1
 	}
@@ -213,7 +213,7 @@ func openPidfd(pid int, startTime uint64) int {
 // instance; once only.
 func (b *Backend) teardown(inst *instance) {
 	inst.kill()
-	if inst.pidfd >= 0 && !waitPidfd(inst.pidfd, 10*time.Second) {
+	if inst.pidfd >= 0 && !hostproc.WaitPidfd(inst.pidfd, 10*time.Second) {
 		b.log.Warn("gvisor: sentry did not exit after SIGKILL", "sandbox", inst.id)
 	}
 	inst.markDone()
@@ -382,39 +382,4 @@ func (b *Backend) guestLogTail(id string) string {
 	buf := make([]byte, st.Size()-off)
 	n, _ := f.ReadAt(buf, off)
 	return tail(string(buf[:n]))
-}
-
-// procStartTime reads field 22 of /proc/pid/stat: with the pid, it
-// identifies a process across pid reuse.
-func procStartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
-
-func waitPidfd(fd int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		if err == unix.EINTR {
-			continue
-		}
-		return err == nil && n > 0
-	}
 }

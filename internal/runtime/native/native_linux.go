@@ -22,6 +22,7 @@ import (
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/hostproc"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -399,7 +400,7 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return nil, fmt.Errorf("native: bad record: %w", err)
 	}
-	st, err := procStartTime(rec.Pid)
+	st, err := hostproc.StartTime(rec.Pid)
 	if err != nil || st != rec.StartTime {
 		return nil, fmt.Errorf("native: guest of %s is gone", id)
 	}
@@ -408,7 +409,7 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 		return nil, fmt.Errorf("native: pidfd: %w", err)
 	}
 	// The pid could have been reused between the check and pidfd_open.
-	if st2, err := procStartTime(rec.Pid); err != nil || st2 != rec.StartTime {
+	if st2, err := hostproc.StartTime(rec.Pid); err != nil || st2 != rec.StartTime {
 		unix.Close(pidfd)
 		return nil, fmt.Errorf("native: guest of %s is gone", id)
 	}
@@ -462,14 +463,14 @@ func (b *Backend) Cleanup(ctx context.Context, id string, raw json.RawMessage) e
 	}
 	// Kill the guest only if it is provably ours.
 	if rec.Pid > 0 {
-		if st, err := procStartTime(rec.Pid); err == nil && st == rec.StartTime {
+		if st, err := hostproc.StartTime(rec.Pid); err == nil && st == rec.StartTime {
 			if fd, err := unix.PidfdOpen(rec.Pid, 0); err == nil {
-				if st2, err := procStartTime(rec.Pid); err == nil && st2 == rec.StartTime {
+				if st2, err := hostproc.StartTime(rec.Pid); err == nil && st2 == rec.StartTime {
 					_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 					if inst.cg != nil { // a paused sandbox: v1 acts on SIGKILL only once thawed
 						_ = inst.cg.Thaw(ctx)
 					}
-					waitPidfd(fd, 10*time.Second)
+					hostproc.WaitPidfd(fd, 10*time.Second)
 				}
 				unix.Close(fd)
 			}
@@ -516,39 +517,4 @@ func (b *Backend) Sweep(ctx context.Context, keep map[string]bool) (int, error) 
 	}
 	n += b.sweepNetwork(ctx, keep)
 	return n, nil
-}
-
-// procStartTime reads field 22 of /proc/pid/stat: with the pid, it
-// identifies a process across pid reuse.
-func procStartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
-
-func waitPidfd(fd int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		if err == unix.EINTR {
-			continue
-		}
-		return err == nil && n > 0
-	}
 }

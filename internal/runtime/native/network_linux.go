@@ -58,29 +58,7 @@ func (b *Backend) attachNetwork(ctx context.Context, inst *instance, gc *guestap
 	if inst.net.err != nil {
 		return inst.net.err
 	}
-	setup := inst.net.setup
-	gc.ResolvConf = setup.ResolvConf
-	gc.Hosts += guestapi.HostsBlock(setup.Hosts)
-	if len(setup.Env) > 0 {
-		env := make(map[string]string, len(gc.Env)+len(setup.Env))
-		for k, v := range gc.Env {
-			env[k] = v
-		}
-		for k, v := range setup.Env {
-			env[k] = v
-		}
-		gc.Env = env
-	}
-	if len(setup.Files) > 0 {
-		files := make(map[string]string, len(gc.ExtraFiles)+len(setup.Files))
-		for k, v := range gc.ExtraFiles {
-			files[k] = v
-		}
-		for k, v := range setup.Files {
-			files[k] = v
-		}
-		gc.ExtraFiles = files
-	}
+	inst.net.setup.Apply(gc)
 	inst.ph.mark("network")
 	return nil
 }

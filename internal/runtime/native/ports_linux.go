@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/hostproc"
 )
 
 // Exposed ports: the server reaches a port on the sandbox's own loopback
@@ -41,7 +42,7 @@ func (i *instance) DialPort(ctx context.Context, port int) (net.Conn, error) {
 		return nil, errs.New(errs.CodeSandboxNotActive, "the sandbox is not running")
 	}
 	defer unix.Close(pidfd)
-	if st, err := procStartTime(i.pid); err != nil || st != i.startTime {
+	if st, err := hostproc.StartTime(i.pid); err != nil || st != i.startTime {
 		return nil, errs.New(errs.CodeSandboxNotActive, "the sandbox is not running")
 	}
 	c, err := dialInNetNS(ctx, pidfd, "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))

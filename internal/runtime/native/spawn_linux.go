@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/harden"
+	"github.com/paddockhq/paddock/internal/hostproc"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -98,7 +99,7 @@ func (i *instance) kill() {
 
 // watchPidfd waits for a reattached guest (not our child) to exit.
 func (i *instance) watchPidfd() {
-	for !waitPidfd(i.pidfd, time.Hour) {
+	for !hostproc.WaitPidfd(i.pidfd, time.Hour) {
 	}
 	i.markDone()
 }
@@ -218,7 +219,7 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 	if err := b.prepareLayer(ctx, inst, dirFDs[1]); err != nil { // capture_linux.go: snapshot restore
 		return err
 	}
-	if inst.startTime, err = procStartTime(inst.pid); err != nil {
+	if inst.startTime, err = hostproc.StartTime(inst.pid); err != nil {
 		return fmt.Errorf("guest vanished: %w", err)
 	}
 	if err := b.attachNetwork(ctx, inst, gc); err != nil {
