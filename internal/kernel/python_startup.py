@@ -153,6 +153,7 @@ def _take_over_fd_capture(ip):
     import codecs
     import fcntl
     import os
+    import select
     import struct
     import termios
     import threading
@@ -174,17 +175,27 @@ def _take_over_fd_capture(ip):
             continue
         state = {"busy": False}
 
+        # The thread waits for the pipe to be readable and marks itself busy
+        # *before* it takes bytes out: at any moment, output in flight is
+        # either in the pipe (FIONREAD > 0) or held by a busy thread, so the
+        # drain below can tell "nothing left" at a glance, without sleeping.
         def loop(stream=stream, fid=fid, state=state):
             dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            poller = select.poll()
+            poller.register(fid, select.POLLIN)
             while True:
                 try:
-                    b = os.read(fid, 65536)
+                    poller.poll()
                 except OSError:
-                    return
-                if not b:
                     return
                 state["busy"] = True
                 try:
+                    try:
+                        b = os.read(fid, 65536)
+                    except OSError:
+                        return
+                    if not b:
+                        return
                     stream.write(dec.decode(b))
                 except Exception:
                     pass
@@ -197,16 +208,13 @@ def _take_over_fd_capture(ip):
     def pending(fid):
         return struct.unpack("i", fcntl.ioctl(fid, termios.FIONREAD, b"\0\0\0\0"))[0]
 
+    # Waits (at most 0.5 s) until the pipes are empty and no thread holds
+    # bytes; a cell whose children wrote nothing costs two ioctls.
     def drain():
         deadline = time.monotonic() + 0.5
         for stream, fid, state in watched:
-            quiet = 0
-            while quiet < 2 and time.monotonic() < deadline:
-                if pending(fid) == 0 and not state["busy"]:
-                    quiet += 1
-                else:
-                    quiet = 0
-                time.sleep(0.001)
+            while (pending(fid) > 0 or state["busy"]) and time.monotonic() < deadline:
+                time.sleep(0.0005)
             stream.flush()
 
     if watched:
