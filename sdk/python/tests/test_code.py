@@ -215,3 +215,31 @@ def test_async_run_code_and_stream(make_async_client, tenant_key: str) -> None: 
                 assert (await sb.run_code("echo $((6*7))", context=ctx)).stdout == "42\n"
                 await sb.contexts.delete(ctx)
     asyncio.run(main())
+
+
+@pytest.mark.offline
+def test_execution_gathers_events() -> None:
+    png = b"\x89PNG\r\n\x1a\nrest"
+    ex = paddock.Execution()
+    seen: list[object] = []
+    events = [
+        {"type": "start", "start": {"context_id": "c1", "language": "python", "restarted": True, "state_lost": True}},
+        {"type": "stdout", "text": "a"}, {"type": "stderr", "text": "b"}, {"type": "stdout", "text": "c"},
+        {"type": "result", "result": {"is_main_result": False, "bundle": {"image/png": __import__("base64").b64encode(png).decode(),
+                                                                           "text/plain": "<Figure>"}}},
+        {"type": "error", "error": {"name": "E", "value": "v", "traceback": "tb"}},
+        {"type": "result", "result": {"is_main_result": True, "bundle": {"text/plain": "42", "application/json": {"k": [1]}}}},
+        {"type": "future-kind"},  # an event type this SDK does not know is ignored, not fatal
+        {"type": "end", "end": {"status": "error", "execution_count": 3, "truncated": True}},
+    ]
+    from paddock import _code
+    for d in events:
+        ev = paddock.models.CodeEvent.from_dict(d)
+        assert not ex.ended
+        ex.add(ev)
+        _code.callback(ev, ex, seen.append, seen.append, lambda r: seen.append(r.text), lambda e: seen.append(e.name))
+    assert ex.ended and ex.status == "error" and ex.execution_count == 3 and ex.truncated and ex.restarted and ex.state_lost
+    assert (ex.stdout, ex.stderr, ex.text, ex.context_id) == ("ac", "b", "42", "c1")
+    assert ex.results[0].png == png and ex.results[0].formats() == ["image/png", "text/plain"]
+    assert ex.results[1].json == {"k": [1]} and ex.error.name == "E"
+    assert seen == ["a", "b", "c", "<Figure>", "E", "42"]

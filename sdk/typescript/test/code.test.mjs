@@ -159,3 +159,27 @@ describe("code interpreter", { skip }, () => {
     await assert.rejects(sb.runCode("#".repeat((1 << 20) + 1)), TooLargeError);
   });
 });
+
+describe("Execution (offline)", () => {
+  it("gathers a cell's events; unknown event types are ignored", () => {
+    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const ex = new Execution();
+    for (const ev of [
+      { type: "start", start: { context_id: "c1", language: "python", restarted: true, state_lost: true } },
+      { type: "stdout", text: "a" }, { type: "stderr", text: "b" }, { type: "stdout", text: "c" },
+      { type: "result", result: { is_main_result: false, bundle: { "image/png": Buffer.from(png).toString("base64"), "text/plain": "<Figure>" } } },
+      { type: "error", error: { name: "E", value: "v", traceback: "tb" } },
+      { type: "result", result: { is_main_result: true, bundle: { "text/plain": "42", "application/json": { k: [1] } } } },
+      { type: "future-kind" },
+      { type: "end", end: { status: "error", execution_count: 3, truncated: true } },
+    ]) {
+      assert.equal(ex.ended, false);
+      ex.add(ev);
+    }
+    assert.deepEqual([ex.ended, ex.status, ex.executionCount, ex.truncated, ex.restarted, ex.stateLost], [true, "error", 3, true, true, true]);
+    assert.deepEqual([ex.stdout, ex.stderr, ex.text, ex.contextId, ex.error.name], ["ac", "b", "42", "c1", "E"]);
+    assert.deepEqual(ex.results[0].png, png);
+    assert.deepEqual(ex.results[0].formats(), ["image/png", "text/plain"]);
+    assert.deepEqual(ex.results[1].json, { k: [1] });
+  });
+});
