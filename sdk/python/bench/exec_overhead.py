@@ -6,7 +6,10 @@
 One sandbox; N rounds, each one exec through raw httpx (the same pooled
 client, hand-built JSON) and one through paddock.Sandbox.exec, alternating so
 that load drifts hit both alike. Prints the p50 of each and the p50 of the
-paired differences (the SDK's overhead). Target: overhead p50 <= 0.3 ms."""
+paired differences (the SDK's overhead). Target: overhead p50 <= 0.3 ms.
+Then the same for run_code ("1+1" in the warm default Python context): a
+raw POST .../code whose NDJSON is read and parsed to its end event, against
+Sandbox.run_code (N/3 rounds)."""
 
 from __future__ import annotations
 
@@ -58,6 +61,33 @@ def main() -> int:
             diff.append(d[sdk_exec] - d[raw_exec])
         res = {"n": n, "raw_p50_ms": statistics.median(t_raw), "sdk_p50_ms": statistics.median(t_sdk),
                "overhead_p50_ms": statistics.median(diff)}
+        cpath = "/v1/sandboxes/%s/code" % sb.id
+        cbody = json.dumps({"code": "1+1"}).encode()
+
+        def raw_code() -> None:
+            r = raw.post(cpath, content=cbody, headers=hdr, timeout=120)
+            evs = [json.loads(line) for line in r.content.splitlines() if line.strip()]
+            assert r.status_code == 200 and evs[-1]["type"] == "end", evs
+
+        def sdk_code() -> None:
+            assert sb.run_code("1+1").text == "2"
+
+        for _ in range(5):
+            raw_code()
+            sdk_code()
+        c_raw, c_sdk, c_diff = [], [], []
+        for i in range(max(10, n // 3)):
+            order = (raw_code, sdk_code) if i % 2 == 0 else (sdk_code, raw_code)
+            d = {}
+            for f in order:
+                t0 = time.perf_counter()
+                f()
+                d[f] = (time.perf_counter() - t0) * 1000
+            c_raw.append(d[raw_code])
+            c_sdk.append(d[sdk_code])
+            c_diff.append(d[sdk_code] - d[raw_code])
+        res.update({"code_n": len(c_raw), "code_raw_p50_ms": statistics.median(c_raw),
+                    "code_sdk_p50_ms": statistics.median(c_sdk), "code_overhead_p50_ms": statistics.median(c_diff)})
         # The SDK's own work, without the network or the sandbox: build the
         # request and decode a real answer, many times.
         answer = raw.post(path, content=body, headers=hdr).content
@@ -77,6 +107,8 @@ def main() -> int:
     else:
         print("exec x%d: raw httpx p50 %.3f ms, SDK p50 %.3f ms, SDK overhead p50 %.3f ms (SDK's own CPU per call %.4f ms)"
               % (n, res["raw_p50_ms"], res["sdk_p50_ms"], res["overhead_p50_ms"], res["sdk_cpu_per_call_ms"]))
+        print("run_code x%d: raw httpx p50 %.3f ms, SDK p50 %.3f ms, SDK overhead p50 %.3f ms"
+              % (res["code_n"], res["code_raw_p50_ms"], res["code_sdk_p50_ms"], res["code_overhead_p50_ms"]))
     return 0
 
 

@@ -22,6 +22,9 @@ def _scripted_agent(call) -> str:  # noqa: ANN001
     assert "exit_code: 0" in ran and "55" in ran
     assert call("sandbox_read_file", path="/workspace/out.txt") == "55"
     assert "fib.py" in call("sandbox_list_files", path="/workspace")
+    code = call("sandbox_run_code", code="total = sum(range(10))\nprint('sum', total)\ntotal * 2")
+    assert code.startswith("status: ok\nstdout:\nsum 45\nresult: 90\n"), code
+    assert call("sandbox_run_code", code="total + 1").startswith("status: ok\nresult: 46"), "state carries over"
     return ran
 
 

@@ -3,8 +3,8 @@
 
     unasync.py [--check]
 
-Reads src/paddock/_async_{http,sandbox,client}.py and writes
-_sync_{http,sandbox,client}.py with coroutines made plain functions: the
+Reads src/paddock/_async_{http,code,sandbox,client}.py and writes
+_sync_{http,code,sandbox,client}.py with coroutines made plain functions: the
 two clients cannot differ in anything but blocking. --check exits 1 when a
 generated file is stale (the SDK test runs it)."""
 
@@ -13,7 +13,7 @@ import re
 import sys
 
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "paddock")
-FILES = ["http", "sandbox", "client"]
+FILES = ["http", "code", "sandbox", "client"]
 
 RULES = [
     (r"\basync def\b", "def"),
@@ -31,7 +31,7 @@ RULES = [
     (r"\bhttpx\.AsyncClient\b", "httpx.Client"),
     (r"\bhttpx\.AsyncHTTPTransport\b", "httpx.HTTPTransport"),
     (r"\b_aio\b", "_sio"),
-    (r"\b_async_(http|sandbox|client)\b", r"_sync_\1"),
+    (r"\b_async_(http|code|sandbox|client)\b", r"_sync_\1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),
 ]
 

@@ -5,7 +5,9 @@
 // One sandbox; N rounds, each one exec through a raw fetch (hand-built JSON)
 // and one through Sandbox.exec, alternating so that load drifts hit both
 // alike. Prints the p50 of each and the p50 of the paired differences (the
-// SDK's overhead). Target: overhead p50 <= 0.3 ms.
+// SDK's overhead). Target: overhead p50 <= 0.3 ms. Then the same for
+// runCode ("1+1" in the warm default Python context): a raw POST .../code
+// whose NDJSON is read and parsed to its end event, against Sandbox.runCode.
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { Paddock } from "../dist/index.js";
@@ -50,6 +52,30 @@ try {
     diff.push(d.get(sdk) - d.get(raw));
   }
   const res = { n, raw_p50_ms: median(tRaw), sdk_p50_ms: median(tSdk), overhead_p50_ms: median(diff) };
+  const cpath = `${url}/v1/sandboxes/${sb.id}/code`;
+  const cbody = JSON.stringify({ code: "1+1" });
+  const rawCode = async () => {
+    const r = await fetch(cpath, { method: "POST", headers: { ...headers, Accept: "application/x-ndjson" }, body: cbody });
+    const evs = (await r.text()).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+    if (r.status !== 200 || evs.at(-1).type !== "end") throw new Error("raw code failed");
+  };
+  const sdkCode = async () => {
+    if ((await sb.runCode("1+1")).text !== "2") throw new Error("sdk runCode failed");
+  };
+  for (let i = 0; i < 5; i++) { await rawCode(); await sdkCode(); }
+  const cRaw = [], cSdk = [], cDiff = [];
+  for (let i = 0; i < Math.max(10, Math.floor(n / 3)); i++) {
+    const d = new Map();
+    for (const f of i % 2 ? [sdkCode, rawCode] : [rawCode, sdkCode]) {
+      const t0 = performance.now();
+      await f();
+      d.set(f, performance.now() - t0);
+    }
+    cRaw.push(d.get(rawCode));
+    cSdk.push(d.get(sdkCode));
+    cDiff.push(d.get(sdkCode) - d.get(rawCode));
+  }
+  Object.assign(res, { code_n: cRaw.length, code_raw_p50_ms: median(cRaw), code_sdk_p50_ms: median(cSdk), code_overhead_p50_ms: median(cDiff) });
   // The SDK alone: the same two calls against a local stub that answers
   // like exec at once, so the sandbox's (loaded, noisy) exec time is out of
   // the difference.
@@ -69,7 +95,10 @@ try {
   stub.close();
   res.stub_overhead_p50_ms = median(sd);
   if (process.argv.includes("--json")) console.log(JSON.stringify(res));
-  else console.log(`exec x${n}: raw fetch p50 ${res.raw_p50_ms.toFixed(3)} ms, SDK p50 ${res.sdk_p50_ms.toFixed(3)} ms, SDK overhead p50 ${res.overhead_p50_ms.toFixed(3)} ms; against a local stub ${res.stub_overhead_p50_ms.toFixed(3)} ms`);
+  else {
+    console.log(`exec x${n}: raw fetch p50 ${res.raw_p50_ms.toFixed(3)} ms, SDK p50 ${res.sdk_p50_ms.toFixed(3)} ms, SDK overhead p50 ${res.overhead_p50_ms.toFixed(3)} ms; against a local stub ${res.stub_overhead_p50_ms.toFixed(3)} ms`);
+    console.log(`runCode x${res.code_n}: raw fetch p50 ${res.code_raw_p50_ms.toFixed(3)} ms, SDK p50 ${res.code_sdk_p50_ms.toFixed(3)} ms, SDK overhead p50 ${res.code_overhead_p50_ms.toFixed(3)} ms`);
+  }
 } finally {
   await sb.kill();
 }

@@ -89,3 +89,41 @@ export function seg(s: string): string {
   if (!s) throw invalid("an id must not be empty");
   return encodeURIComponent(s);
 }
+
+export const MAX_SNAPSHOT_NAME = 63;
+export const MAX_FORKS = 100;
+export const MAX_PAUSED_TIMEOUT_S = 30 * 24 * 3600;
+
+/** A snapshot name, checked as the server checks it: it becomes a file
+ * name on the host, so no separator or ".." may reach a path (path traversal). */
+export function snapshotName(n: string | { name: string }): string {
+  const name = typeof n === "object" && n !== null ? n.name : n;
+  if (typeof name !== "string" || name === "") throw invalid("a snapshot needs a name");
+  if (name.length > MAX_SNAPSHOT_NAME) throw invalid(`a snapshot name is at most ${MAX_SNAPSHOT_NAME} characters`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) || name.includes("..")) {
+    throw invalid(`a snapshot name has only letters, digits, '.', '_' and '-', starts with a letter or digit and has no ".."`);
+  }
+  return name;
+}
+
+export function forkCount(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_FORKS) throw invalid(`count must be between 1 and ${MAX_FORKS}`);
+  return n;
+}
+
+export function onTimeout(v: string | undefined): "kill" | "pause" | undefined {
+  if (v !== undefined && v !== "kill" && v !== "pause") throw invalid('on_timeout must be "kill" or "pause"');
+  return v;
+}
+
+export function pausedTimeout(s: number | undefined): number | undefined {
+  if (s !== undefined && !(Number.isInteger(s) && s >= 1 && s <= MAX_PAUSED_TIMEOUT_S)) {
+    throw invalid(`paused_timeout_s must be between 1 and ${MAX_PAUSED_TIMEOUT_S}`);
+  }
+  return s;
+}
+
+export function idlePauseAfter(s: number | undefined): number | undefined {
+  if (s !== undefined && !(Number.isInteger(s) && s >= 0)) throw invalid("idle_pause_after_s must not be negative (0 is never)");
+  return s;
+}

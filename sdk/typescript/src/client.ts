@@ -1,4 +1,4 @@
-// The client: sandboxes, templates, and the admin areas.
+// The client: sandboxes, snapshots, templates, and the admin areas.
 import * as check from "./checks.js";
 import { Transport, ndjson, type CallOptions, type ClientOptions } from "./http.js";
 import type * as m from "./models.js";
@@ -16,6 +16,16 @@ export interface CreateOptions extends CallOptions {
   env?: Record<string, string>;
   network?: m.Network;
   browser?: boolean;
+  /** Start with a snapshot's files (and its template). */
+  snapshot?: string | m.Snapshot;
+  /** Calls resume a paused sandbox instead of failing with sandbox_paused. */
+  autoResume?: boolean;
+  /** At the timeout: "kill" (default) or "pause". */
+  onTimeout?: "kill" | "pause";
+  /** Pause after this many seconds without traffic (0: never). */
+  idlePauseAfterS?: number;
+  /** How long it may stay paused, seconds (default 7 days). */
+  pausedTimeoutS?: number;
 }
 
 class Sandboxes {
@@ -25,6 +35,9 @@ class Sandboxes {
     const spec: m.Spec = {
       template: o.template, cpu: o.cpu, memory_mb: o.memoryMb, disk_mb: o.diskMb, pids: o.pids, timeout_s: o.timeoutS,
       labels: o.labels, env: o.env, network: o.network, browser: o.browser,
+      snapshot: o.snapshot === undefined ? undefined : check.snapshotName(o.snapshot), auto_resume: o.autoResume,
+      on_timeout: check.onTimeout(o.onTimeout), idle_pause_after_s: check.idlePauseAfter(o.idlePauseAfterS),
+      paused_timeout_s: check.pausedTimeout(o.pausedTimeoutS),
     };
     return new Sandbox(this.t, await this.t.json("POST", "/v1/sandboxes", { json: spec, retry: false, timeoutMs: 120_000, signal: o.signal }));
   }
@@ -40,6 +53,20 @@ class Sandboxes {
   }
   async delete(id: string, o: CallOptions = {}): Promise<void> {
     await this.t.request("DELETE", `/v1/sandboxes/${check.seg(id)}`, { signal: o.signal });
+  }
+}
+
+/** The tenant's snapshots (docs/state.md). */
+class Snapshots {
+  constructor(private readonly t: Transport) {}
+  async list(o: CallOptions = {}): Promise<m.Snapshot[]> {
+    return (await this.t.json<m.SnapshotList>("GET", "/v1/snapshots", { signal: o.signal })).snapshots;
+  }
+  get(name: string, o: CallOptions = {}): Promise<m.Snapshot> {
+    return this.t.json("GET", `/v1/snapshots/${check.seg(check.snapshotName(name))}`, { signal: o.signal });
+  }
+  async delete(name: string | m.Snapshot, o: CallOptions = {}): Promise<void> {
+    await this.t.request("DELETE", `/v1/snapshots/${check.seg(check.snapshotName(name))}`, { signal: o.signal });
   }
 }
 
@@ -131,6 +158,7 @@ class Audit {
 export class Paddock {
   readonly transport: Transport;
   readonly sandboxes: Sandboxes;
+  readonly snapshots: Snapshots;
   readonly keys: Keys;
   readonly tenants: Tenants;
   readonly secrets: Secrets;
@@ -139,6 +167,7 @@ export class Paddock {
   constructor(o: ClientOptions = {}) {
     this.transport = new Transport(o);
     this.sandboxes = new Sandboxes(this.transport);
+    this.snapshots = new Snapshots(this.transport);
     this.keys = new Keys(this.transport);
     this.tenants = new Tenants(this.transport);
     this.secrets = new Secrets(this.transport);

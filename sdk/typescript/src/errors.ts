@@ -25,6 +25,8 @@ export class NotFoundError extends PaddockError {}
 export class MethodNotAllowedError extends PaddockError {}
 export class ConflictError extends PaddockError {}
 export class SandboxNotRunningError extends ConflictError {}
+/** sandbox_paused (409): resume() it, or create it with autoResume so calls resume it themselves. */
+export class SandboxPausedError extends ConflictError {}
 export class TooLargeError extends PaddockError {}
 export class LimitExceededError extends PaddockError {}
 export class RateLimitedError extends PaddockError {}
@@ -48,6 +50,7 @@ const BY_CODE: Record<string, new (code: string, message: string, opts?: Constru
   method_not_allowed: MethodNotAllowedError,
   conflict: ConflictError,
   sandbox_not_running: SandboxNotRunningError,
+  sandbox_paused: SandboxPausedError,
   too_large: TooLargeError,
   limit_exceeded: LimitExceededError,
   rate_limited: RateLimitedError,

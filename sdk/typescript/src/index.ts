@@ -6,6 +6,7 @@
 //   await sb.kill();
 export { Paddock, createSandbox, withSandbox, type CreateOptions, type AuditFilter } from "./client.js";
 export { Sandbox, ExecStream, type ExecOptions, type OutputChunk } from "./sandbox.js";
+export { Execution, Result, CodeStream, Contexts, type RunCodeOptions, type RunCodeCallbacks } from "./code.js";
 export { Files, type UploadData } from "./files.js";
 export { Processes, type ProcessRef, type StartOptions } from "./processes.js";
 export { Browser } from "./browser.js";

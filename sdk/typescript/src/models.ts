@@ -404,7 +404,7 @@ export interface Error {
 
 export interface ErrorDetail {
   /** stable, machine-readable (docs/api.md) */
-  code: "invalid_argument" | "command_not_found" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "sandbox_not_running" | "too_large" | "limit_exceeded" | "rate_limited" | "unsupported" | "unavailable" | "timeout" | "internal";
+  code: "invalid_argument" | "command_not_found" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "sandbox_not_running" | "sandbox_paused" | "too_large" | "limit_exceeded" | "rate_limited" | "unsupported" | "unavailable" | "timeout" | "internal";
   /** for people; never a host path or a trace */
   message: string;
 }
@@ -895,7 +895,7 @@ export interface WaitRequest {
 }
 
 /** Every error code the server answers with (docs/api.md). */
-export const ERROR_CODES = ["invalid_argument", "command_not_found", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "conflict", "sandbox_not_running", "too_large", "limit_exceeded", "rate_limited", "unsupported", "unavailable", "timeout", "internal"] as const;
+export const ERROR_CODES = ["invalid_argument", "command_not_found", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "conflict", "sandbox_not_running", "sandbox_paused", "too_large", "limit_exceeded", "rate_limited", "unsupported", "unavailable", "timeout", "internal"] as const;
 
 /** Every operation of the API, by operationId: method and path. */
 export const OPERATIONS = {

@@ -1,6 +1,7 @@
 // One sandbox and what it does.
 import { Browser } from "./browser.js";
 import * as check from "./checks.js";
+import { CodeStream, Contexts, executeBody, runCode, type Execution, type RunCodeCallbacks, type RunCodeOptions } from "./code.js";
 import { StreamInterruptedError } from "./errors.js";
 import { Files } from "./files.js";
 import { ndjson, type CallOptions, type Transport } from "./http.js";
@@ -52,6 +53,8 @@ export class Sandbox {
   readonly files: Files;
   readonly processes: Processes;
   readonly browser: Browser;
+  /** Code contexts: stateful interpreters (docs/code.md). */
+  readonly contexts: Contexts;
   private readonly path: string;
   /** Called after kill() (a client the sandbox owns closes here). */
   onKill?: () => void;
@@ -63,6 +66,7 @@ export class Sandbox {
     this.files = new Files(t, info.id);
     this.processes = new Processes(t, info.id);
     this.browser = new Browser(t, info.id, (scopes, ttl) => this.createToken(scopes, { ttlS: ttl }));
+    this.contexts = new Contexts(t, info.id);
   }
 
   /** Destroy the sandbox (one already gone is not an error). */
@@ -93,6 +97,47 @@ export class Sandbox {
 
   stats(o: CallOptions = {}): Promise<m.Stats> {
     return this.t.json("GET", this.path + "/stats", { signal: o.signal });
+  }
+
+  /** Freeze the sandbox (processes, memory and files kept; its clock stops).
+   * Pausing a paused sandbox answers it as it is. */
+  async pause(o: CallOptions = {}): Promise<m.Sandbox> {
+    this.info = await this.t.json("POST", this.path + "/pause", { retry: true, signal: o.signal });
+    return this.info;
+  }
+
+  /** Thaw a paused sandbox; resuming a running one answers it as it is. */
+  async resume(o: CallOptions = {}): Promise<m.Sandbox> {
+    this.info = await this.t.json("POST", this.path + "/resume", { retry: true, signal: o.signal });
+    return this.info;
+  }
+
+  /** Save the sandbox's filesystem changes as the tenant's snapshot `name`
+   * (create a sandbox from it with `{ snapshot: name }`). */
+  async snapshot(name: string, o: CallOptions = {}): Promise<m.Snapshot> {
+    const json: m.CreateSnapshotRequest = { name: check.snapshotName(name) };
+    return this.t.json("POST", this.path + "/snapshots", { json, retry: false, timeoutMs: 600_000, signal: o.signal });
+  }
+
+  /** `count` copies of the sandbox's files, each a sandbox of its own (all
+   * made, or none). Kill each (or `await using` it). */
+  async fork(o: CallOptions & { count?: number } = {}): Promise<Sandbox[]> {
+    const json: m.ForkRequest = { count: check.forkCount(o.count ?? 1) };
+    const r = await this.t.json<m.ForkResponse>("POST", this.path + "/fork", { json, retry: false, timeoutMs: 600_000, signal: o.signal });
+    return r.sandboxes.map((info) => new Sandbox(this.t, info));
+  }
+
+  /** Run a cell in a context and return its Execution; callbacks see the
+   * output as it comes. A cell that raises is not an exception: look at
+   * `.error`. A stream cut before the cell's end throws StreamInterruptedError. */
+  async runCode(code: string, o: RunCodeOptions & RunCodeCallbacks = {}): Promise<Execution> {
+    return runCode(this.runCodeStream(code, o), o);
+  }
+
+  /** Run a cell and iterate over its events; breaking out or aborting interrupts the cell. */
+  runCodeStream(code: string, o: RunCodeOptions = {}): CodeStream {
+    const json = executeBody(code, o);
+    return new CodeStream(() => this.t.stream("POST", this.path + "/code", { json, headers: { Accept: "application/x-ndjson" }, signal: o.signal }), o.signal);
   }
 
   private execBody(cmd: string | readonly string[], o: ExecOptions): m.ExecRequest {

@@ -12,7 +12,9 @@ const PLAN = [
   ["sandbox_write_file", { path: "/workspace/fib.py", content: PROGRAM }],
   ["sandbox_exec", { command: "python3 /workspace/fib.py" }],
   ["sandbox_read_file", { path: "/workspace/out.txt" }],
+  ["sandbox_run_code", { code: "total = sum(range(10))\nprint('sum', total)\ntotal * 2", language: "python" }],
 ];
+const CODE_OUT = /^status: ok\nstdout:\nsum 45\nresult: 90\n/;
 
 async function assertGone(c, id) {
   await assert.rejects(c.sandboxes.get(id), NotFoundError);
@@ -47,6 +49,7 @@ describe("Vercel AI SDK (ai, MockLanguageModelV3)", { skip }, () => {
       assert.match(seen[0], /wrote \d+ bytes to \/workspace\/fib.py/);
       assert.match(seen[1], /exit_code: 0\nstdout:\nfib 55/);
       assert.equal(seen[2], "55");
+      assert.match(seen[3], CODE_OUT);
       assert.equal(r.text, "the program printed 55");
     } finally {
       await sb.kill();
@@ -114,6 +117,7 @@ describe("OpenAI Agents SDK (@openai/agents, scripted Model)", { skip }, () => {
       const r = await run(agent, "compute fib(10)");
       assert.equal(r.finalOutput, "55");
       assert.match(model.outputs[1], /fib 55/);
+      assert.match(model.outputs[3], CODE_OUT);
     } finally {
       await sb.kill();
     }
@@ -146,7 +150,8 @@ describe("LangChain.js (@langchain/core tools, FakeStreamingChatModel)", { skip 
       }
       assert.match(results[1], /exit_code: 0\nstdout:\nfib 55/);
       assert.equal(results[2], "55");
-      assert.equal(messages.filter((m) => m._getType() === "tool").length, 3);
+      assert.match(results[3], CODE_OUT);
+      assert.equal(messages.filter((m) => m._getType() === "tool").length, 4);
     } finally {
       await sb.kill();
     }
@@ -203,6 +208,7 @@ describe("Mastra (@mastra/core Agent, scripted AI SDK v5 model)", { skip }, () =
       const r = await agent.generate("compute fib(10) in the sandbox", { maxSteps: 6 });
       outputs = [...model.seen];
       assert.match(String(outputs[1]), /fib 55/);
+      assert.match(String(outputs[3]), CODE_OUT);
       assert.equal(r.text, "printed 55");
     } finally {
       await sb.kill();

@@ -8,7 +8,7 @@ import {
   APIConnectionError, InvalidArgumentError, LimitExceededError, NotFoundError, Paddock, RateLimitedError,
   StreamInterruptedError, TooLargeError, UnauthenticatedError, UnavailableError,
 } from "../dist/index.js";
-import { URL as SERVER, admin, key, skip, tenantClient } from "./helpers.mjs";
+import { URL as SERVER, admin, cuttingProxy, key, skip, tenantClient } from "./helpers.mjs";
 
 function freePort() {
   return new Promise((res) => {
@@ -130,25 +130,9 @@ describe("against the server", { skip }, () => {
   });
 
   it("a stream cut mid-way throws, nothing hangs", async () => {
-    const up = new globalThis.URL(SERVER);
-    const proxy = net.createServer((cl) => {
-      const s = net.connect(Number(up.port), up.hostname);
-      cl.pipe(s);
-      let n = 0;
-      s.on("data", (d) => {
-        if (n + d.length > 4000) {
-          // Forward up to the limit, then cut both sides.
-          cl.end(d.subarray(0, Math.max(0, 4000 - n)), () => cl.destroy());
-          s.destroy();
-        } else cl.write(d);
-        n += d.length;
-      });
-      s.on("error", () => cl.destroy());
-      cl.on("error", () => s.destroy());
-    });
-    await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
+    const proxy = await cuttingProxy(4000);
     try {
-      const far = new Paddock({ url: `http://127.0.0.1:${proxy.address().port}`, apiKey: key() }).sandboxes.connect(sb.info);
+      const far = new Paddock({ url: proxy.url, apiKey: key() }).sandboxes.connect(sb.info);
       const t0 = Date.now();
       let got = 0;
       await assert.rejects((async () => {

@@ -1,6 +1,7 @@
 // Shared by the tests: the server under test (PADDOCK_URL, PADDOCK_API_KEY:
 // an admin key; sdk/sdktest starts `paddock serve` and sets both), a tenant
 // of the suite's own, and the `ws` WebSocket for Node 20.
+import net from "node:net";
 import WebSocket from "ws";
 import { Paddock } from "../dist/index.js";
 
@@ -29,4 +30,26 @@ export async function collect(it) {
   const out = [];
   for await (const x of it) out.push(x);
   return out;
+}
+
+/** A TCP proxy to the server that forwards `after` bytes of each answer,
+ * then cuts both sides: a stream cut mid-way. */
+export async function cuttingProxy(after) {
+  const up = new globalThis.URL(URL);
+  const proxy = net.createServer((cl) => {
+    const s = net.connect(Number(up.port), up.hostname);
+    cl.pipe(s);
+    let n = 0;
+    s.on("data", (d) => {
+      if (n + d.length > after) {
+        cl.end(d.subarray(0, Math.max(0, after - n)), () => cl.destroy());
+        s.destroy();
+      } else cl.write(d);
+      n += d.length;
+    });
+    s.on("error", () => cl.destroy());
+    cl.on("error", () => s.destroy());
+  });
+  await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${proxy.address().port}`, close: () => proxy.close() };
 }

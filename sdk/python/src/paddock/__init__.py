@@ -12,12 +12,15 @@ server's error code (docs/api.md)."""
 
 from . import models
 from ._async_client import AsyncPaddock
+from ._async_code import AsyncCodeStream
+from ._code import Execution, Logs, Result
 from ._async_sandbox import AsyncExecStream, AsyncSandbox, OutputChunk
 from ._errors import (APIConnectionError, CommandNotFoundError, ConflictError, ForbiddenError, InternalError,
                       InvalidArgumentError, LimitExceededError, MethodNotAllowedError, NotFoundError, PaddockError,
-                      RateLimitedError, SandboxNotRunningError, StreamInterruptedError, TimeoutError, TooLargeError,
+                      RateLimitedError, SandboxNotRunningError, SandboxPausedError, StreamInterruptedError, TimeoutError, TooLargeError,
                       UnauthenticatedError, UnavailableError, UnsupportedError)
 from ._sync_client import Paddock
+from ._sync_code import CodeStream
 from ._sync_sandbox import ExecStream, Sandbox
 from ._terminal import AsyncTerminal, Terminal, TerminalExit
 
@@ -25,9 +28,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Paddock", "Sandbox", "ExecStream", "AsyncPaddock", "AsyncSandbox", "AsyncExecStream", "OutputChunk",
-    "Terminal", "AsyncTerminal", "TerminalExit", "models",
+    "Terminal", "AsyncTerminal", "TerminalExit", "models", "Execution", "Result", "Logs", "CodeStream",
+    "AsyncCodeStream",
     "PaddockError", "APIConnectionError", "StreamInterruptedError", "InvalidArgumentError", "CommandNotFoundError",
     "UnauthenticatedError", "ForbiddenError", "NotFoundError", "MethodNotAllowedError", "ConflictError",
-    "SandboxNotRunningError", "TooLargeError", "LimitExceededError", "RateLimitedError", "UnsupportedError",
+    "SandboxNotRunningError", "SandboxPausedError", "TooLargeError", "LimitExceededError", "RateLimitedError", "UnsupportedError",
     "UnavailableError", "TimeoutError", "InternalError",
 ]

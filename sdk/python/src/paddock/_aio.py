@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any, AsyncIterator
 
 from . import _core
@@ -20,3 +21,9 @@ async def body(data: Any) -> AsyncIterator[bytes]:
         return
     for b in _core.iter_chunks(data):
         yield b
+
+
+async def settle(v: Any) -> None:
+    """Await v if a callback returned an awaitable (async callbacks)."""
+    if inspect.isawaitable(v):
+        await v

@@ -1,5 +1,5 @@
-"""The async client: sandboxes, templates, and the admin areas (keys,
-tenants, secrets, audit). _sync_client.py is generated from this file by
+"""The async client: sandboxes, snapshots, templates, and the admin areas
+(keys, tenants, secrets, audit). _sync_client.py is generated from this file by
 tools/unasync.py."""
 
 from __future__ import annotations
@@ -20,13 +20,24 @@ class AsyncSandboxes:
     async def create(self, *, template: str | None = None, cpu: float | None = None, memory_mb: int | None = None,
                      disk_mb: int | None = None, pids: int | None = None, timeout: int | None = None,
                      labels: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
-                     network: Mapping[str, Any] | models.Network | None = None, browser: bool | None = None) -> AsyncSandbox:
+                     network: Mapping[str, Any] | models.Network | None = None, browser: bool | None = None,
+                     snapshot: str | models.Snapshot | None = None, auto_resume: bool | None = None,
+                     on_timeout: str | None = None, idle_pause_after: int | None = None,
+                     paused_timeout: int | None = None) -> AsyncSandbox:
         """Create a sandbox (every argument optional; timeout in seconds).
+        snapshot: start with a snapshot's files (its template). Lifecycle
+        (docs/state.md), in seconds: auto_resume (calls resume a paused
+        sandbox instead of failing with sandbox_paused), on_timeout ("kill"
+        or "pause"), idle_pause_after (0: never), paused_timeout.
         Safe to retry on a rate quota's 429: a refused create did nothing."""
         net = network.to_dict() if isinstance(network, models.Network) else (dict(network) if network else None)
         spec = _core.drop_none({"template": template, "cpu": cpu, "memory_mb": memory_mb, "disk_mb": disk_mb,
                                 "pids": pids, "timeout_s": timeout, "labels": dict(labels) if labels else None,
-                                "env": dict(env) if env else None, "network": net, "browser": browser})
+                                "env": dict(env) if env else None, "network": net, "browser": browser,
+                                "snapshot": None if snapshot is None else _core.snapshot_name(snapshot),
+                                "auto_resume": auto_resume, "on_timeout": _core.on_timeout(on_timeout),
+                                "idle_pause_after_s": _core.idle_pause_after(idle_pause_after),
+                                "paused_timeout_s": _core.paused_timeout(paused_timeout)})
         d = await self._t.json("POST", "/v1/sandboxes", json_body=spec, retry=False, timeout=120)
         return AsyncSandbox(self._c, models.Sandbox.from_dict(d))
 
@@ -44,6 +55,24 @@ class AsyncSandboxes:
 
     async def delete(self, sandbox_id: str) -> None:
         await self._t.request("DELETE", "/v1/sandboxes/" + _core.seg(sandbox_id))
+
+
+class AsyncSnapshots:
+    """The tenant's snapshots (docs/state.md): take one with
+    sandbox.snapshot(name), start a sandbox from one with
+    sandboxes.create(snapshot=name)."""
+
+    def __init__(self, c: AsyncPaddock) -> None:
+        self._t = c._t
+
+    async def list(self) -> list[models.Snapshot]:
+        return models.SnapshotList.from_dict(await self._t.json("GET", "/v1/snapshots")).snapshots
+
+    async def get(self, name: str) -> models.Snapshot:
+        return models.Snapshot.from_dict(await self._t.json("GET", "/v1/snapshots/" + _core.seg(_core.snapshot_name(name))))
+
+    async def delete(self, name: str | models.Snapshot) -> None:
+        await self._t.request("DELETE", "/v1/snapshots/" + _core.seg(_core.snapshot_name(name)))
 
 
 class AsyncKeys:
@@ -162,6 +191,7 @@ class AsyncPaddock:
         self.config = _core.Config.resolve(url, api_key, timeout, max_retries, max_retry_wait, max_upload_bytes)
         self._t = AsyncTransport(self.config, http_client)
         self.sandboxes = AsyncSandboxes(self)
+        self.snapshots = AsyncSnapshots(self)
         self.keys = AsyncKeys(self)
         self.tenants = AsyncTenants(self)
         self.secrets = AsyncSecrets(self)

@@ -1,5 +1,5 @@
-"""A sandbox and what it does: exec, files, processes, terminals, browser,
-network, ports. _sync_sandbox.py is generated from this file by
+"""A sandbox and what it does: exec, code, files, processes, terminals,
+browser, network, ports, pause/resume, snapshots and fork. _sync_sandbox.py is generated from this file by
 tools/unasync.py."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, Sequence
 from urllib.parse import urlencode
 
 from . import _aio, _core, models
+from ._async_code import AsyncCode, AsyncCodeStream, AsyncContexts
 from ._async_http import AsyncTransport, ndjson
+from ._code import Callback, Execution
 from ._errors import StreamInterruptedError
 from ._terminal import AsyncTerminal
 
@@ -397,11 +399,15 @@ class AsyncSandbox:
         self._t = client._t
         self.info = info
         self.id = info.id
-        self._owns_client = owns_client
+        # A client made by Sandbox.create is shared with the sandbox's forks:
+        # the last of them killed closes it.
+        self._lease: _core.Lease | None = _core.Lease() if owns_client else None
         self._path = "/v1/sandboxes/" + _core.seg(self.id)
         self.files = AsyncFiles(self)
         self.processes = AsyncProcesses(self)
         self.browser = AsyncBrowser(self)
+        self.contexts = AsyncContexts(self)
+        self._code = AsyncCode(self)
 
     def __repr__(self) -> str:
         return "<Sandbox %s %s>" % (self.id, self.info.state)
@@ -417,7 +423,7 @@ class AsyncSandbox:
         except BaseException:
             await c.aclose()
             raise
-        sb._owns_client = True
+        sb._lease = _core.Lease()
         return sb
 
     async def __aenter__(self) -> AsyncSandbox:
@@ -434,8 +440,8 @@ class AsyncSandbox:
         except NotFoundError:
             pass
         finally:
-            if self._owns_client:
-                self._owns_client = False
+            lease, self._lease = self._lease, None
+            if lease is not None and lease.release():
                 await self.client.aclose()
 
     async def refresh(self) -> models.Sandbox:
@@ -449,6 +455,58 @@ class AsyncSandbox:
 
     async def stats(self) -> models.Stats:
         return models.Stats.from_dict(await self._t.json("GET", self._path + "/stats"))
+
+    # ------------------------------------------------------------ state (docs/state.md)
+
+    async def pause(self) -> models.Sandbox:
+        """Freeze the sandbox (processes, memory and files kept; its clock
+        stops). Pausing a paused sandbox answers it as it is."""
+        self.info = models.Sandbox.from_dict(await self._t.json("POST", self._path + "/pause", retry=True))
+        return self.info
+
+    async def resume(self) -> models.Sandbox:
+        """Thaw a paused sandbox; resuming a running one answers it as it is."""
+        self.info = models.Sandbox.from_dict(await self._t.json("POST", self._path + "/resume", retry=True))
+        return self.info
+
+    async def snapshot(self, name: str) -> models.Snapshot:
+        """Save the sandbox's filesystem changes as the tenant's snapshot
+        name (create another sandbox from it with snapshot=name)."""
+        body = {"name": _core.snapshot_name(name)}
+        return models.Snapshot.from_dict(await self._t.json("POST", self._path + "/snapshots", json_body=body,
+                                                            retry=False, timeout=600))
+
+    async def fork(self, count: int = 1) -> list[AsyncSandbox]:
+        """count copies of the sandbox's files, each a sandbox of its own
+        (all made, or none). Kill each (or use it in `async with`)."""
+        d = await self._t.json("POST", self._path + "/fork", json_body={"count": _core.fork_count(count)},
+                               retry=False, timeout=600)
+        out: list[AsyncSandbox] = []
+        for info in models.ForkResponse.from_dict(d).sandboxes:
+            sb = AsyncSandbox(self.client, info)
+            sb._lease = None if self._lease is None else self._lease.hold()
+            out.append(sb)
+        return out
+
+    # ------------------------------------------------------------ code (docs/code.md)
+
+    async def run_code(self, code: str, *, language: str | None = None, context: str | models.CodeContext | None = None,
+                       env: Mapping[str, str] | None = None, timeout: float | None = None, user: str | None = None,
+                       on_stdout: Callback | None = None, on_stderr: Callback | None = None,
+                       on_result: Callback | None = None, on_error: Callback | None = None) -> Execution:
+        """Run a cell in a context (the language's default one unless
+        context is given) and return its Execution; callbacks see the output
+        as it comes. A cell that raises is not an exception: look at
+        .error. A stream cut before the cell's end raises StreamInterruptedError."""
+        return await self._code.run(code, language=language, context=context, env=env, timeout=timeout, user=user,
+                                    on_stdout=on_stdout, on_stderr=on_stderr, on_result=on_result, on_error=on_error)
+
+    def run_code_stream(self, code: str, *, language: str | None = None, context: str | models.CodeContext | None = None,
+                        env: Mapping[str, str] | None = None, timeout: float | None = None,
+                        user: str | None = None) -> AsyncCodeStream:
+        """Run a cell and iterate over its events; closing the stream
+        interrupts the cell."""
+        return self._code.stream(code, language=language, context=context, env=env, timeout=timeout, user=user)
 
     def _exec_body(self, cmd: str | Sequence[str], env: Mapping[str, str] | None, cwd: str | None, user: str | None,
                    timeout: float | None, stdin: str | bytes | None, max_output_bytes: int | None) -> dict[str, Any]:

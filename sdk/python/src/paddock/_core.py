@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
@@ -241,3 +242,66 @@ def iter_chunks(data: Any) -> Iterable[bytes]:
             yield b.encode() if isinstance(b, str) else b
     for b in data:
         yield b.encode() if isinstance(b, str) else bytes(b)
+
+
+# ------------------------------------------------ state: snapshots, fork, lifecycle
+
+MAX_SNAPSHOT_NAME = 63
+MAX_FORKS = 100
+MAX_PAUSED_TIMEOUT_S = 30 * 24 * 3600
+_SNAPSHOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
+def snapshot_name(name: Any) -> str:
+    """A snapshot name, checked as the server checks it: it becomes a file
+    name on the host, so no separator or ".." may reach a path (path traversal)."""
+    name = getattr(name, "name", name)  # a models.Snapshot names itself
+    if not isinstance(name, str) or name == "":
+        raise InvalidArgumentError("invalid_argument", "a snapshot needs a name")
+    if len(name) > MAX_SNAPSHOT_NAME:
+        raise InvalidArgumentError("invalid_argument", "a snapshot name is at most %d characters" % MAX_SNAPSHOT_NAME)
+    if not _SNAPSHOT_NAME.match(name) or ".." in name:
+        raise InvalidArgumentError("invalid_argument", "a snapshot name has only letters, digits, '.', '_' and '-', "
+                                   "starts with a letter or digit and has no \"..\"")
+    return name
+
+
+def fork_count(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_FORKS:
+        raise InvalidArgumentError("invalid_argument", "count must be between 1 and %d" % MAX_FORKS)
+    return n
+
+
+def on_timeout(v: str | None) -> str | None:
+    if v is not None and v not in ("kill", "pause"):
+        raise InvalidArgumentError("invalid_argument", 'on_timeout must be "kill" or "pause"')
+    return v
+
+
+def paused_timeout(s: int | None) -> int | None:
+    if s is not None and not 1 <= int(s) <= MAX_PAUSED_TIMEOUT_S:
+        raise InvalidArgumentError("invalid_argument", "paused_timeout_s must be between 1 and %d" % MAX_PAUSED_TIMEOUT_S)
+    return None if s is None else int(s)
+
+
+def idle_pause_after(s: int | None) -> int | None:
+    if s is not None and int(s) < 0:
+        raise InvalidArgumentError("invalid_argument", "idle_pause_after_s must not be negative (0 is never)")
+    return None if s is None else int(s)
+
+
+class Lease:
+    """A client several sandboxes share (a sandbox made by Sandbox.create and
+    its forks): the last one killed closes it."""
+
+    def __init__(self) -> None:
+        self.holders = 1
+
+    def hold(self) -> Lease:
+        self.holders += 1
+        return self
+
+    def release(self) -> bool:
+        """True when this was the last holder."""
+        self.holders -= 1
+        return self.holders == 0

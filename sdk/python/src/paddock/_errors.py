@@ -64,6 +64,11 @@ class SandboxNotRunningError(ConflictError):
     """sandbox_not_running (409)."""
 
 
+class SandboxPausedError(ConflictError):
+    """sandbox_paused (409): the sandbox is paused; resume() it, or create
+    it with auto_resume=True so calls resume it themselves."""
+
+
 class TooLargeError(PaddockError):
     """too_large (413): also raised before sending an upload over the limit."""
 
@@ -97,7 +102,7 @@ class APIConnectionError(PaddockError):
 
 
 class StreamInterruptedError(PaddockError):
-    """A stream (exec output, process output, watch, download) was cut before its end."""
+    """A stream (exec output, a code cell, process output, watch, download) was cut before its end."""
 
 
 _BY_CODE: dict[str, type[PaddockError]] = {
@@ -109,6 +114,7 @@ _BY_CODE: dict[str, type[PaddockError]] = {
     "method_not_allowed": MethodNotAllowedError,
     "conflict": ConflictError,
     "sandbox_not_running": SandboxNotRunningError,
+    "sandbox_paused": SandboxPausedError,
     "too_large": TooLargeError,
     "limit_exceeded": LimitExceededError,
     "rate_limited": RateLimitedError,

@@ -17,3 +17,7 @@ def body(data: Any) -> Iterator[bytes]:
     if hasattr(data, "__aiter__"):
         raise TypeError("the sync client cannot send an async iterable; use AsyncPaddock")
     yield from _core.iter_chunks(data)
+
+
+def settle(v: Any) -> None:
+    """The sync client's callbacks are plain functions: nothing to wait for."""

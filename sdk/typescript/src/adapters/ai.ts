@@ -16,6 +16,11 @@ export function paddockTools(sb: Sandbox, o: ToolSetOptions = {}): Record<string
       inputSchema: z.object({ command: z.string().min(1), cwd: z.string().optional() }),
       execute: (a, { abortSignal }) => t.exec.run(a, abortSignal),
     }),
+    [t.runCode.name]: tool({
+      description: t.runCode.description,
+      inputSchema: z.object({ code: z.string().min(1), language: z.enum(["python", "javascript", "typescript", "bash"]).optional() }),
+      execute: (a, { abortSignal }) => t.runCode.run(a, abortSignal),
+    }),
     [t.writeFile.name]: tool({
       description: t.writeFile.description,
       inputSchema: z.object({ path: z.string().min(1), content: z.string() }),

@@ -13,6 +13,9 @@ export function paddockLangChainTools(sb: Sandbox, o: ToolSetOptions = {}) {
     tool((a: { command: string; cwd?: string }) => t.exec.run(a), {
       name: t.exec.name, description: t.exec.description, schema: z.object({ command: z.string().min(1), cwd: z.string().optional() }),
     }),
+    tool((a: { code: string; language?: string }) => t.runCode.run(a), {
+      name: t.runCode.name, description: t.runCode.description, schema: z.object({ code: z.string().min(1), language: z.enum(["python", "javascript", "typescript", "bash"]).optional() }),
+    }),
     tool((a: { path: string; content: string }) => t.writeFile.run(a), {
       name: t.writeFile.name, description: t.writeFile.description, schema: z.object({ path: z.string().min(1), content: z.string() }),
     }),

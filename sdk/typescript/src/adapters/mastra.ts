@@ -20,6 +20,11 @@ export function paddockMastraTools(sb: Sandbox, o: ToolSetOptions = {}): Record<
       inputSchema: z.object({ command: z.string().min(1), cwd: z.string().optional() }),
       execute: async ({ context }) => t.exec.run(context as { command: string; cwd?: string }),
     }) as unknown as Tool,
+    [t.runCode.name]: createTool({
+      id: t.runCode.name, description: t.runCode.description,
+      inputSchema: z.object({ code: z.string().min(1), language: z.enum(["python", "javascript", "typescript", "bash"]).optional() }),
+      execute: async ({ context }) => t.runCode.run(context as { code: string; language?: string }),
+    }) as unknown as Tool,
     [t.writeFile.name]: createTool({
       id: t.writeFile.name, description: t.writeFile.description,
       inputSchema: z.object({ path: z.string().min(1), content: z.string() }),

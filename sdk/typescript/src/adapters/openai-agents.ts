@@ -27,6 +27,8 @@ export function paddockAgentTools(sb: Sandbox, o: ToolSetOptions = {}) {
   const tools = [
     tool({ name: t.exec.name, description: t.exec.description, parameters: z.object({ command: z.string().min(1), cwd: z.string().nullable() }),
       execute: (a) => t.exec.run({ command: a.command, cwd: a.cwd ?? undefined }) }),
+    tool({ name: t.runCode.name, description: t.runCode.description, parameters: z.object({ code: z.string().min(1), language: z.enum(["python", "javascript", "typescript", "bash"]).nullable() }),
+      execute: (a) => t.runCode.run({ code: a.code, language: a.language ?? undefined }) }),
     tool({ name: t.writeFile.name, description: t.writeFile.description, parameters: z.object({ path: z.string().min(1), content: z.string() }),
       execute: (a) => t.writeFile.run(a) }),
     tool({ name: t.readFile.name, description: t.readFile.description, parameters: z.object({ path: z.string().min(1) }),

@@ -1,8 +1,10 @@
-// The framework-neutral tool set for one sandbox: run a command, write,
-// read and list files, and (with a browser) open a page and read it. Each
+// The framework-neutral tool set for one sandbox: run a command, run code
+// in a stateful interpreter, write, read and list files, and (with a
+// browser) open a page and read it. Each
 // adapter wraps these in its framework's tool type. Tools answer text a
 // model can read; Paddock errors come back as text ("error: code: message")
 // so an agent can react instead of the run failing.
+import type { Execution } from "../code.js";
 import { PaddockError } from "../errors.js";
 import type { Sandbox } from "../sandbox.js";
 
@@ -40,11 +42,31 @@ export function execText(r: { exit_code: number; stdout: string; stderr: string;
   return out;
 }
 
+/** An execution as text a model can read: status, output, each result's
+ * text (images named, not inlined), the error and its traceback. */
+export function codeText(ex: Execution): string {
+  let out = `status: ${ex.status}\n`;
+  if (ex.stdout) out += `stdout:\n${ex.stdout}${ex.stdout.endsWith("\n") ? "" : "\n"}`;
+  if (ex.stderr) out += `stderr:\n${ex.stderr}${ex.stderr.endsWith("\n") ? "" : "\n"}`;
+  for (const r of ex.results) {
+    const other = r.formats().filter((f) => f !== "text/plain");
+    out += `${r.isMainResult ? "result" : "display"}: ${r.text ?? ""}${other.length ? ` [${other.join(", ")}]` : ""}\n`;
+  }
+  if (ex.error) out += `error: ${ex.error.name}: ${ex.error.value}\n${ex.error.traceback ?? ""}`;
+  if (ex.message) out += `${ex.message}\n`;
+  return out;
+}
+
 export function toolSet(sb: Sandbox, o: ToolSetOptions = {}) {
   const exec: ToolDef<{ command: string; cwd?: string }> = {
     name: "sandbox_exec",
     description: "Run a shell command (sh -c) in the Linux sandbox; returns the exit code, stdout and stderr.",
     run: (a, signal) => safe(async () => execText(await sb.exec(a.command, { cwd: a.cwd ?? undefined, timeoutMs: o.timeoutMs ?? 120_000, signal }))),
+  };
+  const runCode: ToolDef<{ code: string; language?: string }> = {
+    name: "sandbox_run_code",
+    description: "Run code in a stateful interpreter in the sandbox (python by default; javascript, typescript or bash): variables and imports carry over between calls of the same language. Returns the status, output, results and any error with its traceback.",
+    run: (a, signal) => safe(async () => codeText(await sb.runCode(a.code, { language: a.language ?? undefined, timeoutMs: o.timeoutMs ?? 120_000, signal }))),
   };
   const writeFile: ToolDef<{ path: string; content: string }> = {
     name: "sandbox_write_file",
@@ -78,5 +100,5 @@ export function toolSet(sb: Sandbox, o: ToolSetOptions = {}) {
         }),
       }
     : undefined;
-  return { exec, writeFile, readFile, listFiles, browse };
+  return { exec, runCode, writeFile, readFile, listFiles, browse };
 }

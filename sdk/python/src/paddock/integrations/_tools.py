@@ -1,5 +1,5 @@
 """The framework-neutral tool set an agent gets for one sandbox: run a
-command, write/read/list files, and (when the sandbox has a browser) open a
+command, run code in a stateful interpreter, write/read/list files, and (when the sandbox has a browser) open a
 page and read it. Every tool returns text a model can read; errors come
 back as text too ("error: <code>: <message>"), so an agent can react."""
 
@@ -43,6 +43,24 @@ def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
+def code_text(ex: Any) -> str:
+    """An Execution as text a model can read: status, output, each result's
+    text (images named, not inlined), the error and its traceback."""
+    out = "status: %s\n" % ex.status
+    for name, text in (("stdout", ex.stdout), ("stderr", ex.stderr)):
+        if text:
+            out += "%s:\n%s%s" % (name, text, "" if text.endswith("\n") else "\n")
+    for r in ex.results:
+        other = [f for f in r.formats() if f != "text/plain"]
+        out += "%s: %s%s\n" % ("result" if r.is_main_result else "display", r.text or "",
+                                " [%s]" % ", ".join(other) if other else "")
+    if ex.error is not None:
+        out += "error: %s: %s\n%s" % (ex.error.name, ex.error.value, ex.error.traceback or "")
+    if ex.message:
+        out += ex.message + "\n"
+    return out
+
+
 def sandbox_tools(sb: Any, *, browser: bool = False, prefix: str = "sandbox_") -> list[Tool]:
     """Tools acting on sb (a paddock.Sandbox)."""
 
@@ -56,6 +74,9 @@ def sandbox_tools(sb: Any, *, browser: bool = False, prefix: str = "sandbox_") -
         if r.stderr:
             out += ("" if out.endswith("\n") else "\n") + "stderr:\n" + r.stderr
         return out
+
+    def run_code(code: str, language: str | None = None) -> str:
+        return code_text(sb.run_code(code, language=language, timeout=120))
 
     def write_file(path: str, content: str) -> str:
         info = sb.files.write(path, content, parents=True)
@@ -72,6 +93,11 @@ def sandbox_tools(sb: Any, *, browser: bool = False, prefix: str = "sandbox_") -
         Tool(prefix + "exec", "Run a shell command (sh -c) in the Linux sandbox; returns the exit code, stdout and stderr.",
              _obj({"command": {"type": "string"}, "cwd": {"type": "string"}, "timeout_s": {"type": "number"}}, ["command"]),
              _safe(run_command)),
+        Tool(prefix + "run_code", "Run code in a stateful interpreter in the sandbox (python by default; javascript, "
+             "typescript or bash): variables and imports carry over between calls of the same language. Returns the "
+             "status, output, results and any error with its traceback.",
+             _obj({"code": {"type": "string"}, "language": {"type": "string", "enum": ["python", "javascript", "typescript", "bash"]}},
+                  ["code"]), _safe(run_code)),
         Tool(prefix + "write_file", "Write a text file in the sandbox (parent directories are made).",
              _obj({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]), _safe(write_file)),
         Tool(prefix + "read_file", "Read a text file from the sandbox.",

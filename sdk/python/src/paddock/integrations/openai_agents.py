@@ -19,6 +19,13 @@ from typing import Any
 from ._tools import sandbox_tools
 
 
+def _nullable(v: dict[str, Any]) -> dict[str, Any]:
+    out = {**v, "type": [v["type"], "null"]}
+    if "enum" in v:  # an enum must name null too, or a null argument fails its own schema
+        out["enum"] = [*v["enum"], None]
+    return out
+
+
 def paddock_function_tools(sb: Any, *, browser: bool = False) -> list[Any]:
     """FunctionTools acting on sb (a sync paddock.Sandbox; calls run in a
     worker thread so the agent's event loop is not blocked)."""
@@ -32,8 +39,7 @@ def paddock_function_tools(sb: Any, *, browser: bool = False) -> list[Any]:
 
         schema = dict(t.parameters)
         # Strict mode wants every property listed as required (optional ones nullable).
-        props = {k: ({**v, "type": [v["type"], "null"]} if k not in schema["required"] else v)
-                 for k, v in schema["properties"].items()}
+        props = {k: (_nullable(v) if k not in schema["required"] else v) for k, v in schema["properties"].items()}
         schema = {**schema, "properties": props, "required": list(props)}
         out.append(FunctionTool(name=t.name, description=t.description, params_json_schema=schema,
                                 on_invoke_tool=invoke, strict_json_schema=True))
