@@ -269,7 +269,7 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChang
 		perm = mode
 	}
 
-	tmpName, tmp, err := createTemp(dirfd, base, p)
+	tmpName, tmp, err := createTemp(dirfd, base, p, !exists)
 	if err != nil {
 		return guestapi.FileInfo{}, err
 	}
@@ -331,14 +331,11 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChang
 	return fi, nil
 }
 
-// createTemp makes a new, empty, private file next to base.
-func createTemp(dirfd int, base, p string) (string, *os.File, error) {
-	prefix := "." + base
-	if len(prefix) > guestapi.MaxNameLen-30 {
-		prefix = prefix[:guestapi.MaxNameLen-30]
-	}
+// createTemp makes a new, empty, private file next to base; fresh says
+// base does not exist yet (the name tells watchers, see tempName).
+func createTemp(dirfd int, base, p string, fresh bool) (string, *os.File, error) {
 	for tries := 0; ; tries++ {
-		name := prefix + ".paddock-" + randHex() + ".tmp"
+		name := tempName(base, fresh)
 		fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 8 {
 			continue
