@@ -9,6 +9,7 @@ import {
   FileNotFoundError,
   SandboxNotFoundError,
   SandboxError,
+  ALL_TRAFFIC,
 } from 'e2b'
 
 let failed = false
@@ -199,6 +200,23 @@ await step('watch: recursive, with entries', async () => {
   await handle.stop()
 })
 
+await step('watch: a files.write is a write of its target, with no staging names', async () => {
+  await sbx.files.makeDir('/home/user/ww')
+  const events = []
+  const handle = await sbx.files.watchDir('/home/user/ww', (e) => events.push(e), { timeoutMs: 0 })
+  await sbx.files.write('/home/user/ww/a.txt', 'first')
+  await until('create and write of a.txt', async () =>
+    events.some((e) => e.name === 'a.txt' && e.type === 'create') && events.some((e) => e.name === 'a.txt' && e.type === 'write'))
+  const before = events.length
+  await sbx.files.write('/home/user/ww/a.txt', 'second')
+  await until('a write of the existing a.txt', async () => events.slice(before).some((e) => e.name === 'a.txt' && e.type === 'write'))
+  await sbx.files.makeDir('/home/user/ww/marker')
+  await until('the marker', async () => events.some((e) => e.name === 'marker'))
+  await handle.stop()
+  assert.deepEqual(events.filter((e) => e.name.includes('.paddock-')), [], JSON.stringify(events))
+  assert.ok(!events.slice(before).some((e) => e.name === 'a.txt' && e.type === 'create'), JSON.stringify(events))
+})
+
 // A terminal.
 await step('pty: input, output, resize, kill', async () => {
   let out = ''
@@ -210,6 +228,37 @@ await step('pty: input, output, resize, kill', async () => {
   await until('the new size', async () => out.includes('30 100'))
   assert.equal(await term.kill(), true)
   await assert.rejects(term.wait(), CommandExitError)
+})
+
+// Network, as E2B's: internet unless told otherwise; an update replaces
+// the egress lists only; allowOut is only exceptions to a deny.
+await step('network: internet by default, and updateNetwork round trips', async () => {
+  const net = async (s) => {
+    const i = await s.getInfo()
+    return { internet: i.allowInternetAccess, allowOut: i.network?.allowOut ?? [], denyOut: i.network?.denyOut ?? [] }
+  }
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] })
+  await sbx.updateNetwork({ allowOut: ['api.example.com'] })
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] }, 'allowOut alone restricts nothing')
+  await sbx.updateNetwork({ allowOut: ['api.example.com', '1.2.3.4'], denyOut: [ALL_TRAFFIC] })
+  assert.deepEqual(await net(sbx), { internet: false, allowOut: ['api.example.com', '1.2.3.4'], denyOut: [ALL_TRAFFIC] })
+  await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC] })
+  assert.deepEqual(await net(sbx), { internet: false, allowOut: [], denyOut: [] })
+  await sbx.updateNetwork({})
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] }, '{} gives full access back')
+  await assert.rejects(sbx.updateNetwork({ denyOut: ['8.8.8.8'] }), /denyOut/)
+  const closed = await Sandbox.create({ allowInternetAccess: false, timeoutMs: 60_000 })
+  try {
+    assert.deepEqual(await net(closed), { internet: false, allowOut: [], denyOut: [] })
+    await closed.updateNetwork({ allowOut: ['api.example.com'] })
+    assert.deepEqual(await net(closed), { internet: false, allowOut: ['api.example.com'], denyOut: [ALL_TRAFFIC] })
+    await closed.updateNetwork({})
+    assert.deepEqual(await net(closed), { internet: false, allowOut: [], denyOut: [] }, 'no internet stays none')
+    assert.deepEqual((await closed.getInfo()).metadata, {}, 'Paddock\'s own label is not metadata')
+  } finally {
+    await closed.kill()
+  }
+  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'x.test' }, timeoutMs: 60_000 }), /maskRequestHost/)
 })
 
 // Lifecycle.

@@ -333,7 +333,6 @@ func createTempDir(dirfd int, base, p string) (string, int, error) {
 	}
 }
 
-
 // tarName validates an archive member name (or hardlink target) and
 // returns it relative and clean. Absolute names and ".." are refused
 // outright (the zip-slip / tar-slip escape, e.g. CVE-2018-1002200,

@@ -415,6 +415,7 @@ func (w *watcher) landed(p string, dir, fresh bool) {
 		}
 		return
 	}
+	w.lastWrite = "" // a whole write, not part of a burst: never merged with the last
 	w.emit(guestapi.FileEvent{Type: guestapi.EventWrite, Path: p, Entry: entry})
 }
 

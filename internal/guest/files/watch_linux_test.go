@@ -225,9 +225,10 @@ func TestWatchSeesWritesNotStaging(t *testing.T) {
 		t.Errorf("a new file's write: got %+v, want create then write of %s", got, f)
 	}
 	write() // an existing file: a write, no creation
+	write() // and again, right after: each write is reported
 	got = collect(mark("m2"))
-	if len(got) != 1 || got[0].Type != guestapi.EventWrite || got[0].Path != f {
-		t.Errorf("an overwrite: got %+v, want one write of %s", got, f)
+	if len(got) != 2 || got[0].Type != guestapi.EventWrite || got[0].Path != f || got[1] != got[0] {
+		t.Errorf("two overwrites: got %+v, want two writes of %s", got, f)
 	}
 	// An archive extracted into a new directory: the directory and its
 	// entries appear under their real names.
