@@ -39,6 +39,19 @@ func ownerName(id int) string {
 	return strconv.Itoa(id)
 }
 
+// linkTarget is a symlink's target as envd reports it: an absolute path (a
+// relative target is taken from the link's directory), cleaned. It is
+// lexical: a chain of links is not followed.
+func linkTarget(link, target string) string {
+	if target == "" {
+		return ""
+	}
+	if !path.IsAbs(target) {
+		target = path.Join(path.Dir(link), target)
+	}
+	return path.Clean(target)
+}
+
 // entryInfo maps a FileInfo and its user.e2b.* metadata onto envd's
 // EntryInfo.
 func entryInfo(fi sandbox.FileInfo, md map[string]string) pbEntryInfo {
@@ -52,7 +65,7 @@ func entryInfo(fi sandbox.FileInfo, md map[string]string) pbEntryInfo {
 		e.Type, mode = ftDirectory, perm|os.ModeDir
 	case wire.TypeSymlink:
 		e.Type, mode = ftSymlink, perm|os.ModeSymlink
-		t := fi.Target
+		t := linkTarget(fi.Path, fi.Target)
 		e.SymlinkTarget = &t
 	default:
 		e.Type, mode = ftUnspecified, perm|os.ModeIrregular

@@ -531,3 +531,17 @@ func TestInternetLabel(t *testing.T) {
 		t.Fatal("a none sandbox has no internet")
 	}
 }
+
+func TestLinkTarget(t *testing.T) {
+	for _, c := range [][3]string{
+		{"/home/user/l", "t.txt", "/home/user/t.txt"},
+		{"/home/user/l", "../x/./y", "/home/x/y"},
+		{"/home/user/l", "/etc//hosts", "/etc/hosts"},
+		{"/l", "../../t", "/t"},
+		{"/home/user/l", "", ""},
+	} {
+		if got := linkTarget(c[0], c[1]); got != c[2] {
+			t.Errorf("linkTarget(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}

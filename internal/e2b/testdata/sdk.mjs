@@ -153,6 +153,13 @@ await step('files: stat and exists', async () => {
   assert.equal(await sbx.files.exists('/home/user/docs/nope'), false)
   await assert.rejects(sbx.files.read('/home/user/docs/nope'), FileNotFoundError)
 })
+await step('files: a symlink target is the resolved absolute path', async () => {
+  await sbx.commands.run('mkdir -p /home/user/ln && echo t > /home/user/ln/target.txt && ln -sfn target.txt /home/user/ln/rel && ln -sfn ../ln/./target.txt /home/user/ln/up')
+  assert.equal((await sbx.files.getInfo('/home/user/ln/rel')).symlinkTarget, '/home/user/ln/target.txt')
+  assert.equal((await sbx.files.getInfo('/home/user/ln/up')).symlinkTarget, '/home/user/ln/target.txt')
+  const listed = (await sbx.files.list('/home/user/ln')).find((e) => e.name === 'rel')
+  assert.equal(listed.symlinkTarget, '/home/user/ln/target.txt')
+})
 await step('files: metadata', async () => {
   const w = await sbx.files.write('/home/user/docs/m.txt', 'meta', { metadata: { Owner: 'alice', purpose: 'test' } })
   assert.deepEqual(w.metadata, { owner: 'alice', purpose: 'test' })
