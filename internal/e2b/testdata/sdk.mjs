@@ -303,6 +303,13 @@ await step('connect', async () => {
 await step('unsupported: pause', async () => {
   await assert.rejects(sbx.pause(), (e) => e instanceof SandboxError && /not supported/.test(e.message))
 })
+await step('a sandbox killed during a command: "killed or reached its end of life"', async () => {
+  const doomed = await Sandbox.create({ timeoutMs: 60_000 })
+  const h = await doomed.commands.run('sleep 120', { background: true, timeoutMs: 0 })
+  await sleep(300)
+  assert.equal(await Sandbox.kill(doomed.sandboxId), true)
+  await assert.rejects(h.wait(), (e) => /killed or reached its end of life/.test(e.message) || assert.fail(e.message))
+})
 await step('kill', async () => {
   const id = sbx.sandboxId
   assert.equal(await sbx.kill(), true)
