@@ -181,8 +181,20 @@ await step('files: rename, make dir, remove', async () => {
   await sbx.files.remove('/home/user/docs')
   assert.equal(await sbx.files.exists('/home/user/docs'), false)
 })
+await step('files: a user writes where envd would (root writes, then chowns)', async () => {
+  const w = await sbx.files.write('/opt/e2b-new/dir/x.txt', 'mine')
+  assert.equal(w.path, '/opt/e2b-new/dir/x.txt')
+  const fi = await sbx.files.getInfo('/opt/e2b-new/dir/x.txt')
+  assert.equal(fi.owner, 'user')
+  assert.equal((await sbx.files.getInfo('/opt/e2b-new/dir')).owner, 'user', 'the directories made for it too')
+  assert.equal((await sbx.files.getInfo('/opt')).owner, 'root', 'existing directories keep their owner')
+  assert.equal((await sbx.commands.run('echo more >> /opt/e2b-new/dir/x.txt && cat /opt/e2b-new/dir/x.txt')).stdout, 'mine' + 'more\n')
+  assert.equal(await sbx.files.makeDir('/opt/e2b-made'), true)
+  assert.equal((await sbx.files.getInfo('/opt/e2b-made')).owner, 'user')
+})
 await step('files: users', async () => {
-  await assert.rejects(sbx.files.write('/root/secret.txt', 'no'))
+  await sbx.files.write('/root/given.txt', 'as envd') // envd writes as root and chowns: this works in E2B too
+  assert.equal((await sbx.files.getInfo('/root/given.txt', { user: 'root' })).owner, 'user')
   await sbx.files.write('/root/ok.txt', 'root', { user: 'root' })
   assert.equal(await sbx.files.read('/root/ok.txt', { user: 'root' }), 'root')
   assert.equal((await sbx.files.getInfo('/root/ok.txt', { user: 'root' })).owner, 'root')

@@ -277,7 +277,7 @@ func extractArchive(ctx context.Context, req guestapi.ExtractRequest, body io.Re
 		return res, err
 	}
 	// New target: parents as needed, then a private staging directory.
-	if err := mkdirAll(path.Dir(p), 0o755); err != nil {
+	if err := mkdirAll(path.Dir(p), 0o755, nil); err != nil {
 		return res, err
 	}
 	dirfd, base, err := openParent(p)

@@ -205,8 +205,11 @@ func writeFile(id user.ID, req guestapi.WriteRequest, body io.Reader) (guestapi.
 			return guestapi.FileInfo{}, err
 		}
 	}
+	if meta.owner, err = ownerOf(id, req.Owner); err != nil {
+		return guestapi.FileInfo{}, err
+	}
 	if req.Parents {
-		if err := mkdirAll(path.Dir(p), 0o755); err != nil {
+		if err := mkdirAll(path.Dir(p), 0o755, meta.owner); err != nil {
 			return guestapi.FileInfo{}, err
 		}
 	}
@@ -222,6 +225,7 @@ type metaChange struct {
 	ns      string
 	kv      map[string]string
 	replace bool
+	owner   *user.ID // the new file's owner (WriteRequest.Owner); nil: as above
 }
 
 // replaceFile creates a temporary file next to p, fills it with fill and
@@ -299,8 +303,13 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChang
 	if err := unix.Fchmod(fd, perm); err != nil {
 		return guestapi.FileInfo{}, fileErr(p, err)
 	}
-	if exists && id.UID == 0 && (old.Uid != 0 || old.Gid != 0) {
+	if exists && id.UID == 0 && (old.Uid != 0 || old.Gid != 0) && meta.owner == nil {
 		if err := unix.Fchown(fd, int(old.Uid), int(old.Gid)); err != nil {
+			return guestapi.FileInfo{}, fileErr(p, err)
+		}
+	}
+	if meta.owner != nil {
+		if err := unix.Fchown(fd, int(meta.owner.UID), int(meta.owner.GID)); err != nil {
 			return guestapi.FileInfo{}, fileErr(p, err)
 		}
 	}
