@@ -125,6 +125,9 @@ func (c *Client) WriteFile(ctx context.Context, id string, r WriteRequest, body 
 	if r.Parents {
 		q.Set("parents", "true")
 	}
+	if r.Owner != "" {
+		q.Set("owner", r.Owner)
+	}
 	var fi FileInfo
 	err := c.upload(ctx, http.MethodPut, filesPath(id, "", q), body, size, &fi)
 	return fi, err

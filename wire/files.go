@@ -101,6 +101,10 @@ type WriteRequest struct {
 	Mode     string `json:"mode,omitempty"`
 	Parents  bool   `json:"parents,omitempty"`
 	MaxBytes int64  `json:"max_bytes,omitempty"`
+	// Owner, with User root, gives the written file (and the directories
+	// Parents makes for it) to this user ("user" or "root"): E2B's envd
+	// writes as root and chowns, so its users write anywhere.
+	Owner string `json:"owner,omitempty"`
 }
 
 // StatRequest describes one path (lstat, or the target with Follow).
@@ -131,6 +135,8 @@ type MkdirRequest struct {
 	User    string `json:"user,omitempty"`
 	Parents bool   `json:"parents,omitempty"`
 	Mode    string `json:"mode,omitempty"`
+	// Owner: as WriteRequest's, for the directories made.
+	Owner string `json:"owner,omitempty"`
 }
 
 // MoveRequest renames a path.

@@ -21,6 +21,7 @@ type serveFlags struct {
 	listen, data, tlsCert, tlsKey, logLevel string
 	cgroupPrefix, runsc, defaultRuntime     string
 	insecureListen, favorDynMods            bool
+	e2bDefaultInternet                      bool
 	pool, maxSandboxes, uidBase             int
 	layersSize, maxUpload                   string
 	http                                    httpFlags   // serve_http.go
@@ -65,6 +66,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "name of the cgroup that holds every sandbox's group (default: paddock-ID, ID derived from --data; \"paddock\" for a data directory whose sandboxes already use it)")
 	fs.StringVar(&f.runsc, "runsc", "", "runsc binary for gVisor sandboxes (default: where make deps builds it)")
 	fs.StringVar(&f.defaultRuntime, "default-runtime", "native", "runtime of sandboxes whose spec names none: native or gvisor")
+	fs.BoolVar(&f.e2bDefaultInternet, "e2b-default-internet", true, "an E2B create that does not say allow_internet_access gets internet, as E2B's API gives (false: no network); tenants' network_modes apply either way")
 	fs.BoolVar(&f.favorDynMods, "cgroup-favordynmods", true, "remount cgroup2 with favordynmods: sandbox starts several ms faster, fork/exit slightly slower (host-wide)")
 	f.http.register(fs)
 	f.obs.register(fs)
@@ -126,7 +128,8 @@ func (f *serveFlags) config(log *slog.Logger) (server.Config, error) {
 		CgroupPrefix: f.cgroupPrefix, FavorDynMods: f.favorDynMods, UIDBase: f.uidBase,
 		Runsc: f.runsc, DefaultRuntime: f.defaultRuntime,
 		PoolSize: f.pool, MaxSandboxes: f.maxSandboxes, PortsDomain: f.sec.portsDomain,
-		Browser: &browser.Options{}, E2B: true, MCP: true, Console: true, InsecureListen: f.insecureListen}
+		Browser: &browser.Options{}, E2B: true, MCP: true, Console: true, InsecureListen: f.insecureListen,
+		E2BNoDefaultInternet: !f.e2bDefaultInternet}
 	var err error
 	if c.Audit, err = f.obs.config(f); err != nil { // serve_audit.go
 		return c, err

@@ -225,7 +225,7 @@ func fileStatusError(w http.ResponseWriter, status int, err error) {
 
 func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 	queryCall(w, r, sc, func(q *query) sandbox.WriteRequest {
-		return sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents")}
+		return sandbox.WriteRequest{Path: q.str("path"), User: q.str("user"), Mode: q.str("mode"), Parents: q.bool("parents"), Owner: q.str("owner")}
 	}, []string{"path", "mode", "parents", "user"}, func(ctx context.Context, sc sandbox.Scope, id string, req sandbox.WriteRequest) (sandbox.FileInfo, error) {
 		return s.m.WriteFile(ctx, sc, id, req, r.Body, r.ContentLength)
 	})

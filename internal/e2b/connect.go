@@ -314,6 +314,19 @@ type stream struct {
 	err     error // the first write error: the client is gone
 }
 
+// cut drops the connection under a started stream, without its end: what
+// a client of envd sees when the sandbox's VM goes away mid-call. E2B's
+// SDK answers that by probing /health (502 here once the sandbox is gone)
+// and reports "the sandbox was killed or reached its end of life" — an
+// error frame would read as a timeout instead. The gate's deferred audit
+// result still runs; net/http swallows ErrAbortHandler.
+func (s *stream) cut() {
+	s.mu.Lock()
+	_ = s.rc.Flush()
+	s.mu.Unlock()
+	panic(http.ErrAbortHandler)
+}
+
 func newStream(w http.ResponseWriter) *stream {
 	return &stream{w: w, rc: http.NewResponseController(w)}
 }

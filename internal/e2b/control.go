@@ -228,11 +228,18 @@ func (s *Server) specFor(b *createBody) (sandbox.Spec, error) {
 		}
 		spec.TimeoutS = *b.Timeout // 0: the default
 	}
-	n, err := networkFor(b.AllowInternetAccess, b.Network)
+	internet, err := s.createInternet(b)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
+	n, err := networkFor(internet, b.Network)
 	if err != nil {
 		return sandbox.Spec{}, err
 	}
 	spec.Network = n
+	if spec.Labels, err = withInternetLabel(b.Metadata, internet); err != nil {
+		return sandbox.Spec{}, err
+	}
 	return spec, nil
 }
 
@@ -249,59 +256,6 @@ func (s *Server) template(id string) string {
 		return id
 	}
 	return ""
-}
-
-// networkFor maps allow_internet_access and E2B's egress lists onto a
-// Paddock network policy. Paddock is closed by default: without
-// allow_internet_access: true a sandbox reaches nothing but what allowOut
-// lists. Deny lists other than "everything", request transforms and
-// egress proxies have no Paddock equivalent and are refused.
-func networkFor(allowInternet *bool, n *e2bNetwork) (*sandbox.Network, error) {
-	var allow, deny []string
-	if n != nil {
-		if present(n.Rules) {
-			return nil, errs.New(errs.CodeUnsupported, "network.rules (request transforms) are not supported; Paddock injects secrets with its own egress proxy")
-		}
-		if present(n.EgressProxy) {
-			return nil, errs.New(errs.CodeUnsupported, "network.egressProxy is not supported by Paddock")
-		}
-		if n.AllowInternetAccess != nil {
-			if allowInternet != nil && *allowInternet != *n.AllowInternetAccess {
-				return nil, errs.Invalid("allow_internet_access is given twice, differently")
-			}
-			allowInternet = n.AllowInternetAccess
-		}
-		allow, deny = n.AllowOut, n.DenyOut
-	}
-	denyAll := allowInternet != nil && !*allowInternet
-	for i, d := range deny {
-		switch strings.TrimSpace(d) {
-		case allTraffic, "::/0":
-			denyAll = true
-		default:
-			return nil, errs.Invalid("network.denyOut[%d] %s: Paddock denies everything that is not allowed; the only deny entry it takes is %s", i, quoteText(d), allTraffic)
-		}
-	}
-	open := allowInternet != nil && *allowInternet && !denyAll
-	if open {
-		return &sandbox.Network{Mode: sandbox.NetOpen}, nil
-	}
-	if len(allow) == 0 {
-		return &sandbox.Network{Mode: sandbox.NetNone}, nil
-	}
-	out := &sandbox.Network{Mode: sandbox.NetAllowlist}
-	for _, a := range allow {
-		a = strings.TrimSpace(a)
-		if a == allTraffic {
-			return &sandbox.Network{Mode: sandbox.NetOpen}, nil
-		}
-		if isAddress(a) {
-			out.AllowCIDR = append(out.AllowCIDR, a)
-		} else {
-			out.Allow = append(out.Allow, a)
-		}
-	}
-	return out, nil
 }
 
 // isAddress reports an IP address or CIDR (anything else is a name).
@@ -397,10 +351,7 @@ type lifecycle struct {
 }
 
 func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
-	meta := sb.Spec.Labels
-	if meta == nil {
-		meta = map[string]string{}
-	}
+	meta := userMetadata(sb.Spec.Labels)
 	cpu := int(math.Ceil(sb.Spec.CPU))
 	if cpu < 1 {
 		cpu = 1
@@ -423,7 +374,7 @@ func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
 		out.AllowInternetAccess = &yes
 	case sandbox.NetAllowlist:
 		out.AllowInternetAccess = &no
-		out.Network = &infoNetwork{AllowOut: append(append([]string{}, sb.Spec.Network.Allow...), sb.Spec.Network.AllowCIDR...),
+		out.Network = &infoNetwork{AllowOut: append(append([]string{}, sb.Spec.Network.Allow...), hostAddrs(sb.Spec.Network.AllowCIDR)...),
 			DenyOut: []string{allTraffic}}
 	default:
 		out.AllowInternetAccess = &no
@@ -564,13 +515,18 @@ func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc rights.Sc
 		writeAPIError(w, err)
 		return
 	}
-	n, err := networkFor(nil, &b)
+	id := r.PathValue("sandboxID")
+	sb, err := s.running(r, sc, id, rights.Network)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	id := r.PathValue("sandboxID")
-	if _, err := s.running(r, sc, id, rights.Network); err != nil {
+	internet := baseInternet(sb)
+	if b.AllowInternetAccess != nil {
+		internet = *b.AllowInternetAccess
+	}
+	n, err := networkFor(internet, &b)
+	if err != nil {
 		writeAPIError(w, err)
 		return
 	}

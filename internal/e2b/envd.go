@@ -355,7 +355,8 @@ func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request, q *envdReq) 
 		}
 		// Every upload replaces the file's metadata (none: clears it), in
 		// the same call as its content.
-		fi, err := s.m.WriteFileMeta(r.Context(), q.sc, q.id, sandbox.WriteRequest{Path: p, User: user, Parents: true},
+		writer, owner := asEnvd(user)
+		fi, err := s.m.WriteFileMeta(r.Context(), q.sc, q.id, sandbox.WriteRequest{Path: p, User: writer, Owner: owner, Parents: true},
 			metaNamespace, meta, rd, n)
 		if err != nil {
 			return uploadedFile{}, err

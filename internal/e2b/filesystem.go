@@ -39,6 +39,29 @@ func ownerName(id int) string {
 	return strconv.Itoa(id)
 }
 
+// asEnvd is who writes a file or makes a directory for a user, and who
+// gets it: envd runs as root and chowns what it makes to the caller's
+// user, so an E2B user writes anywhere (/opt/new/x included) and owns it.
+func asEnvd(user string) (writer, owner string) {
+	if user == "" || user == wire.UserRoot {
+		return user, ""
+	}
+	return wire.UserRoot, user
+}
+
+// linkTarget is a symlink's target as envd reports it: an absolute path (a
+// relative target is taken from the link's directory), cleaned. It is
+// lexical: a chain of links is not followed.
+func linkTarget(link, target string) string {
+	if target == "" {
+		return ""
+	}
+	if !path.IsAbs(target) {
+		target = path.Join(path.Dir(link), target)
+	}
+	return path.Clean(target)
+}
+
 // entryInfo maps a FileInfo and its user.e2b.* metadata onto envd's
 // EntryInfo.
 func entryInfo(fi sandbox.FileInfo, md map[string]string) pbEntryInfo {
@@ -52,7 +75,7 @@ func entryInfo(fi sandbox.FileInfo, md map[string]string) pbEntryInfo {
 		e.Type, mode = ftDirectory, perm|os.ModeDir
 	case wire.TypeSymlink:
 		e.Type, mode = ftSymlink, perm|os.ModeSymlink
-		t := fi.Target
+		t := linkTarget(fi.Path, fi.Target)
 		e.SymlinkTarget = &t
 	default:
 		e.Type, mode = ftUnspecified, perm|os.ModeIrregular
@@ -139,7 +162,8 @@ func fsMakeDir(c *rpcCall, in *pbPathRequest) (any, error) {
 			return nil, err
 		}
 	}
-	fi, err := c.s.m.MakeDir(c.ctx(), c.q.sc, c.q.id, sandbox.MkdirRequest{Path: p, User: c.q.user, Parents: true})
+	writer, owner := asEnvd(c.q.user)
+	fi, err := c.s.m.MakeDir(c.ctx(), c.q.sc, c.q.id, sandbox.MkdirRequest{Path: p, User: writer, Owner: owner, Parents: true})
 	if err != nil {
 		return nil, err
 	}

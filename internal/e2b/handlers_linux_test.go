@@ -203,7 +203,9 @@ func TestEnvdPlain(t *testing.T) {
 		{"upload: octet-stream needs a path", "POST", "/files", with(map[string]string{"Content-Type": "application/octet-stream"}), []byte("x"), 400, "path is required"},
 		{"upload: metadata", "POST", "/files?path=/home/user/m.txt", with(map[string]string{"Content-Type": "application/octet-stream", "X-Metadata-Team": "a"}), []byte("m"), 200, `"metadata":{"team":"a"}`},
 		{"upload: bad metadata", "POST", "/files?path=/home/user/m.txt", with(map[string]string{"Content-Type": "application/octet-stream", "X-Metadata-Team": "caf\u00e9"}), []byte("m"), 400, "printable"},
-		{"upload: no write permission", "POST", "/files?path=/root/x", with(map[string]string{"Content-Type": "application/octet-stream"}), []byte("x"), 403, ""},
+		// As envd: root writes, then gives the file to the caller's user.
+		{"upload as user where only root may write", "POST", "/files?path=/opt/newdir/x", with(map[string]string{"Content-Type": "application/octet-stream"}), []byte("x"), 200, `"path":"/opt/newdir/x"`},
+		{"the user owns what it wrote (download as user)", "GET", "/files?path=/opt/newdir/x", h, nil, 200, "x"},
 		{"upload: .. refused", "POST", "/files?path=/home/user/../x", with(map[string]string{"Content-Type": "application/octet-stream"}), []byte("x"), 400, ".."},
 		{"download: missing", "GET", "/files?path=/nope", h, nil, 404, `"code":404`},
 		{"download: a directory", "GET", "/files?path=/home/user", h, nil, 400, ""},

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
 // Connect-RPC dispatch for envd's services.
@@ -106,7 +108,17 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, m rpcMethod
 	if err != nil && r.Context().Err() != nil {
 		return // the client went away: nobody to tell
 	}
+	if err != nil && st.started && s.gone(r, q) {
+		st.cut()
+	}
 	st.end(err)
+}
+
+// gone says whether the call's sandbox was killed (or reached its end of
+// life) while the call ran.
+func (s *Server) gone(r *http.Request, q *envdReq) bool {
+	sb, err := s.m.Resolve(context.WithoutCancel(r.Context()), q.sc, q.id, 0)
+	return errs.CodeOf(err) == errs.CodeNotFound || err == nil && sb.State != sandbox.StateRunning
 }
 
 // ctx is the call's context.

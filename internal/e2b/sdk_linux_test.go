@@ -37,7 +37,7 @@ func TestSDK(t *testing.T) {
 		t.Skip("installs the e2b SDK and runs Node")
 	}
 	dir := installSDK(t)
-	s := newStack(t)
+	s := newNetStack(t) // internet by default, and updateNetwork, as in E2B
 	key := s.key(t, "sdk")
 	script, err := os.ReadFile(filepath.Join("testdata", "sdk.mjs"))
 	if err != nil {

@@ -58,6 +58,10 @@ type Options struct {
 	Templates Templates    // nil: every templateID is the default template
 	Auditor   gate.Auditor // nil: requests are not recorded (manager events still are)
 	RateLimit gate.Limiter // nil: no per-key rate
+	// DefaultInternet is the internet access of a create that does not say
+	// (allow_internet_access): E2B's API gives it; serve's
+	// --e2b-default-internet=false does not.
+	DefaultInternet bool
 	// TokenTTL is the life of an envdAccessToken (0: auth.MaxTokenTTL).
 	// A client that needs a fresh one calls connect.
 	TokenTTL time.Duration

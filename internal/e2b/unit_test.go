@@ -92,32 +92,32 @@ func TestConnectCodes(t *testing.T) {
 func TestNetworkFor(t *testing.T) {
 	yes, no := true, false
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	host := "example.com"
 	for _, tc := range []struct {
 		name     string
-		internet *bool
+		internet bool
 		n        *e2bNetwork
 		want     *sandbox.Network
 		wantErr  string
 	}{
-		{"nothing said: closed", nil, nil, &sandbox.Network{Mode: sandbox.NetNone}, ""},
-		{"internet", &yes, nil, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
-		{"no internet", &no, nil, &sandbox.Network{Mode: sandbox.NetNone}, ""},
-		{"allowlist with deny all", nil, &e2bNetwork{AllowOut: []string{"api.example.com", "1.2.3.4", "10.0.0.0/8"}, DenyOut: []string{allTraffic}},
+		{"internet", true, nil, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"no internet", false, nil, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"update {} with internet: full access again", true, &e2bNetwork{}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"allowlist with deny all", true, &e2bNetwork{AllowOut: []string{"api.example.com", "1.2.3.4", "10.0.0.0/8"}, DenyOut: []string{allTraffic}},
 			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"api.example.com"}, AllowCIDR: []string{"1.2.3.4", "10.0.0.0/8"}}, ""},
-		{"allowlist without internet", &no, &e2bNetwork{AllowOut: []string{"*.example.com"}},
+		{"allowlist without internet", false, &e2bNetwork{AllowOut: []string{"*.example.com"}},
 			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"*.example.com"}}, ""},
-		{"allowOut alone is an allowlist (closed by default)", nil, &e2bNetwork{AllowOut: []string{"example.com"}},
-			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"example.com"}}, ""},
-		{"internet makes allowOut moot", &yes, &e2bNetwork{AllowOut: []string{"example.com"}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
-		{"internet but deny all", &yes, &e2bNetwork{AllowOut: []string{"example.com"}, DenyOut: []string{allTraffic}},
-			&sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"example.com"}}, ""},
-		{"allow everything", nil, &e2bNetwork{AllowOut: []string{allTraffic}, DenyOut: []string{allTraffic}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
-		{"update: internet", nil, &e2bNetwork{AllowInternetAccess: &yes}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
-		{"specific deny", &yes, &e2bNetwork{DenyOut: []string{"8.8.8.8"}}, nil, "denyOut[0]"},
-		{"rules", nil, &e2bNetwork{Rules: raw(`{"api.example.com":[]}`)}, nil, "rules"},
-		{"null rules are none", nil, &e2bNetwork{Rules: raw(`null`)}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
-		{"egress proxy", nil, &e2bNetwork{EgressProxy: raw(`{"address":"p:1080"}`)}, nil, "egressProxy"},
-		{"contradiction", &yes, &e2bNetwork{AllowInternetAccess: &no}, nil, "twice"},
+		{"allowOut without a deny restricts nothing", true, &e2bNetwork{AllowOut: []string{"example.com"}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"IPv6 deny all", true, &e2bNetwork{DenyOut: []string{"::/0"}}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"allow everything", false, &e2bNetwork{AllowOut: []string{allTraffic}, DenyOut: []string{allTraffic}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"specific deny", true, &e2bNetwork{DenyOut: []string{"8.8.8.8"}}, nil, "denyOut[0]"},
+		{"rules", false, &e2bNetwork{Rules: raw(`{"api.example.com":[]}`)}, nil, "rules"},
+		{"null rules are none", false, &e2bNetwork{Rules: raw(`null`)}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"egress proxy", false, &e2bNetwork{EgressProxy: raw(`{"address":"p:1080"}`)}, nil, "egressProxy"},
+		{"public traffic", true, &e2bNetwork{AllowPublicTraffic: &yes}, nil, "allowPublicTraffic"},
+		{"token-guarded traffic is what Paddock does", true, &e2bNetwork{AllowPublicTraffic: &no}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"mask request host", true, &e2bNetwork{MaskRequestHost: &host}, nil, "maskRequestHost"},
+		{"https ports", true, &e2bNetwork{HTTPSPorts: []int{8443}}, nil, "httpsPorts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := networkFor(tc.internet, tc.n)
@@ -476,3 +476,72 @@ func (r *recorder) Write(b []byte) (int, error) {
 }
 func (r *recorder) WriteHeader(s int) { r.status = s }
 func (r *recorder) Flush()            {}
+
+func TestCreateInternet(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name    string
+		def     bool
+		b       createBody
+		want    bool
+		wantErr string
+	}{
+		{"not said: E2B's default", true, createBody{}, true, ""},
+		{"not said: the operator closed it", false, createBody{}, false, ""},
+		{"said no", true, createBody{AllowInternetAccess: &no}, false, ""},
+		{"said yes over a closed default", false, createBody{AllowInternetAccess: &yes}, true, ""},
+		{"said in network", true, createBody{Network: &e2bNetwork{AllowInternetAccess: &no}}, false, ""},
+		{"contradiction", true, createBody{AllowInternetAccess: &yes, Network: &e2bNetwork{AllowInternetAccess: &no}}, false, "twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{o: Options{DefaultInternet: tc.def}}
+			got, err := s.createInternet(&tc.b)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(errs.Public(err), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The internet choice rides on the sandbox as a label of Paddock's, which
+// E2B's metadata never shows and a user may not set.
+func TestInternetLabel(t *testing.T) {
+	labels, err := withInternetLabel(map[string]string{"suite": "x"}, true)
+	if err != nil || labels[internetLabel] != "true" || labels["suite"] != "x" {
+		t.Fatalf("labels = %v, %v", labels, err)
+	}
+	if got := userMetadata(labels); len(got) != 1 || got["suite"] != "x" {
+		t.Fatalf("user metadata = %v", got)
+	}
+	if _, err := withInternetLabel(map[string]string{internetLabel: "false"}, true); err == nil {
+		t.Fatal("a user set Paddock's own label")
+	}
+	sb := sandbox.Sandbox{Spec: sandbox.Spec{Labels: labels, Network: &sandbox.Network{Mode: sandbox.NetNone}}}
+	if !baseInternet(sb) {
+		t.Fatal("the label says internet")
+	}
+	sb.Spec.Labels = nil // made through Paddock's own API
+	if baseInternet(sb) {
+		t.Fatal("a none sandbox has no internet")
+	}
+}
+
+func TestLinkTarget(t *testing.T) {
+	for _, c := range [][3]string{
+		{"/home/user/l", "t.txt", "/home/user/t.txt"},
+		{"/home/user/l", "../x/./y", "/home/x/y"},
+		{"/home/user/l", "/etc//hosts", "/etc/hosts"},
+		{"/l", "../../t", "/t"},
+		{"/home/user/l", "", ""},
+	} {
+		if got := linkTarget(c[0], c[1]); got != c[2] {
+			t.Errorf("linkTarget(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}

@@ -206,6 +206,7 @@ type WriteRequest struct {
 	Mode     string `json:"mode,omitempty"`
 	Parents  bool   `json:"parents,omitempty"`
 	MaxBytes int64  `json:"max_bytes,omitempty"` // 0: no cap beyond the disk
+	Owner    string `json:"owner,omitempty"`     // with User root: who the file (and parents made) belong to
 
 	Metadata          map[string]string `json:"metadata,omitempty"`
 	MetadataNamespace string            `json:"metadata_namespace,omitempty"`
@@ -358,6 +359,7 @@ type MkdirRequest struct {
 	User    string `json:"user,omitempty"`
 	Parents bool   `json:"parents,omitempty"`
 	Mode    string `json:"mode,omitempty"`
+	Owner   string `json:"owner,omitempty"` // with User root: who the directories made belong to
 }
 
 // MoveRequest renames From to To (the exact new path, not a directory to

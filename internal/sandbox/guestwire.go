@@ -15,7 +15,7 @@ func guestRead(r wire.ReadRequest) guestapi.ReadRequest {
 }
 
 func guestWrite(r wire.WriteRequest) guestapi.WriteRequest {
-	return guestapi.WriteRequest{Path: r.Path, User: r.User, Mode: r.Mode, Parents: r.Parents, MaxBytes: r.MaxBytes}
+	return guestapi.WriteRequest{Path: r.Path, User: r.User, Mode: r.Mode, Parents: r.Parents, MaxBytes: r.MaxBytes, Owner: r.Owner}
 }
 
 func guestStat(r wire.StatRequest) guestapi.StatRequest {
@@ -27,7 +27,7 @@ func guestList(r wire.ListRequest) guestapi.ListRequest {
 }
 
 func guestMkdir(r wire.MkdirRequest) guestapi.MkdirRequest {
-	return guestapi.MkdirRequest{Path: r.Path, User: r.User, Parents: r.Parents, Mode: r.Mode}
+	return guestapi.MkdirRequest{Path: r.Path, User: r.User, Parents: r.Parents, Mode: r.Mode, Owner: r.Owner}
 }
 
 func guestMove(r wire.MoveRequest) guestapi.MoveRequest {

@@ -69,6 +69,11 @@ type Config struct {
 	Browser *browser.Options
 	// E2B mounts the E2B-compatible API on the API's port.
 	E2B bool
+	// E2BNoDefaultInternet: an E2B create that does not say
+	// allow_internet_access gets no network (serve's
+	// --e2b-default-internet=false); by default it gets internet, as
+	// E2B's API gives. Tenants' network_modes bound it either way.
+	E2BNoDefaultInternet bool
 	// MCP mounts MCP (streamable HTTP) at /mcp.
 	MCP bool
 	// Console serves the web console at /ui (internal/console).

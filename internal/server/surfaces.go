@@ -96,6 +96,13 @@ func (s *Server) openMCP(ctx context.Context, mounts map[string]http.Handler) {
 	mounts["/mcp"] = srv.Handler(s.Auth)
 }
 
+// e2bDefaultInternet is the internet access of an E2B create that does not
+// say: E2B's default (internet), unless the operator turned it off or the
+// server has no sandbox network to give.
+func (s *Server) e2bDefaultInternet() bool {
+	return !s.cfg.E2BNoDefaultInternet && s.cfg.Network != nil
+}
+
 // openE2B adds the E2B-compatible API (internal/e2b) to the mounts: the
 // control plane (/sandboxes, /v2/sandboxes...) and envd (/health, /files,
 // /process.Process/*, /filesystem.Filesystem/*), authenticated by the same
@@ -106,7 +113,7 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 		return
 	}
 	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
-		RateLimit: s.rateLimit()}
+		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet()}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}

@@ -9,6 +9,7 @@ import {
   FileNotFoundError,
   SandboxNotFoundError,
   SandboxError,
+  ALL_TRAFFIC,
 } from 'e2b'
 
 let failed = false
@@ -152,6 +153,13 @@ await step('files: stat and exists', async () => {
   assert.equal(await sbx.files.exists('/home/user/docs/nope'), false)
   await assert.rejects(sbx.files.read('/home/user/docs/nope'), FileNotFoundError)
 })
+await step('files: a symlink target is the resolved absolute path', async () => {
+  await sbx.commands.run('mkdir -p /home/user/ln && echo t > /home/user/ln/target.txt && ln -sfn target.txt /home/user/ln/rel && ln -sfn ../ln/./target.txt /home/user/ln/up')
+  assert.equal((await sbx.files.getInfo('/home/user/ln/rel')).symlinkTarget, '/home/user/ln/target.txt')
+  assert.equal((await sbx.files.getInfo('/home/user/ln/up')).symlinkTarget, '/home/user/ln/target.txt')
+  const listed = (await sbx.files.list('/home/user/ln')).find((e) => e.name === 'rel')
+  assert.equal(listed.symlinkTarget, '/home/user/ln/target.txt')
+})
 await step('files: metadata', async () => {
   const w = await sbx.files.write('/home/user/docs/m.txt', 'meta', { metadata: { Owner: 'alice', purpose: 'test' } })
   assert.deepEqual(w.metadata, { owner: 'alice', purpose: 'test' })
@@ -173,8 +181,20 @@ await step('files: rename, make dir, remove', async () => {
   await sbx.files.remove('/home/user/docs')
   assert.equal(await sbx.files.exists('/home/user/docs'), false)
 })
+await step('files: a user writes where envd would (root writes, then chowns)', async () => {
+  const w = await sbx.files.write('/opt/e2b-new/dir/x.txt', 'mine')
+  assert.equal(w.path, '/opt/e2b-new/dir/x.txt')
+  const fi = await sbx.files.getInfo('/opt/e2b-new/dir/x.txt')
+  assert.equal(fi.owner, 'user')
+  assert.equal((await sbx.files.getInfo('/opt/e2b-new/dir')).owner, 'user', 'the directories made for it too')
+  assert.equal((await sbx.files.getInfo('/opt')).owner, 'root', 'existing directories keep their owner')
+  assert.equal((await sbx.commands.run('echo more >> /opt/e2b-new/dir/x.txt && cat /opt/e2b-new/dir/x.txt')).stdout, 'mine' + 'more\n')
+  assert.equal(await sbx.files.makeDir('/opt/e2b-made'), true)
+  assert.equal((await sbx.files.getInfo('/opt/e2b-made')).owner, 'user')
+})
 await step('files: users', async () => {
-  await assert.rejects(sbx.files.write('/root/secret.txt', 'no'))
+  await sbx.files.write('/root/given.txt', 'as envd') // envd writes as root and chowns: this works in E2B too
+  assert.equal((await sbx.files.getInfo('/root/given.txt', { user: 'root' })).owner, 'user')
   await sbx.files.write('/root/ok.txt', 'root', { user: 'root' })
   assert.equal(await sbx.files.read('/root/ok.txt', { user: 'root' }), 'root')
   assert.equal((await sbx.files.getInfo('/root/ok.txt', { user: 'root' })).owner, 'root')
@@ -199,6 +219,23 @@ await step('watch: recursive, with entries', async () => {
   await handle.stop()
 })
 
+await step('watch: a files.write is a write of its target, with no staging names', async () => {
+  await sbx.files.makeDir('/home/user/ww')
+  const events = []
+  const handle = await sbx.files.watchDir('/home/user/ww', (e) => events.push(e), { timeoutMs: 0 })
+  await sbx.files.write('/home/user/ww/a.txt', 'first')
+  await until('create and write of a.txt', async () =>
+    events.some((e) => e.name === 'a.txt' && e.type === 'create') && events.some((e) => e.name === 'a.txt' && e.type === 'write'))
+  const before = events.length
+  await sbx.files.write('/home/user/ww/a.txt', 'second')
+  await until('a write of the existing a.txt', async () => events.slice(before).some((e) => e.name === 'a.txt' && e.type === 'write'))
+  await sbx.files.makeDir('/home/user/ww/marker')
+  await until('the marker', async () => events.some((e) => e.name === 'marker'))
+  await handle.stop()
+  assert.deepEqual(events.filter((e) => e.name.includes('.paddock-')), [], JSON.stringify(events))
+  assert.ok(!events.slice(before).some((e) => e.name === 'a.txt' && e.type === 'create'), JSON.stringify(events))
+})
+
 // A terminal.
 await step('pty: input, output, resize, kill', async () => {
   let out = ''
@@ -210,6 +247,37 @@ await step('pty: input, output, resize, kill', async () => {
   await until('the new size', async () => out.includes('30 100'))
   assert.equal(await term.kill(), true)
   await assert.rejects(term.wait(), CommandExitError)
+})
+
+// Network, as E2B's: internet unless told otherwise; an update replaces
+// the egress lists only; allowOut is only exceptions to a deny.
+await step('network: internet by default, and updateNetwork round trips', async () => {
+  const net = async (s) => {
+    const i = await s.getInfo()
+    return { internet: i.allowInternetAccess, allowOut: i.network?.allowOut ?? [], denyOut: i.network?.denyOut ?? [] }
+  }
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] })
+  await sbx.updateNetwork({ allowOut: ['api.example.com'] })
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] }, 'allowOut alone restricts nothing')
+  await sbx.updateNetwork({ allowOut: ['api.example.com', '1.2.3.4'], denyOut: [ALL_TRAFFIC] })
+  assert.deepEqual(await net(sbx), { internet: false, allowOut: ['api.example.com', '1.2.3.4'], denyOut: [ALL_TRAFFIC] })
+  await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC] })
+  assert.deepEqual(await net(sbx), { internet: false, allowOut: [], denyOut: [] })
+  await sbx.updateNetwork({})
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] }, '{} gives full access back')
+  await assert.rejects(sbx.updateNetwork({ denyOut: ['8.8.8.8'] }), /denyOut/)
+  const closed = await Sandbox.create({ allowInternetAccess: false, timeoutMs: 60_000 })
+  try {
+    assert.deepEqual(await net(closed), { internet: false, allowOut: [], denyOut: [] })
+    await closed.updateNetwork({ allowOut: ['api.example.com'] })
+    assert.deepEqual(await net(closed), { internet: false, allowOut: ['api.example.com'], denyOut: [ALL_TRAFFIC] })
+    await closed.updateNetwork({})
+    assert.deepEqual(await net(closed), { internet: false, allowOut: [], denyOut: [] }, 'no internet stays none')
+    assert.deepEqual((await closed.getInfo()).metadata, {}, 'Paddock\'s own label is not metadata')
+  } finally {
+    await closed.kill()
+  }
+  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'x.test' }, timeoutMs: 60_000 }), /maskRequestHost/)
 })
 
 // Lifecycle.
@@ -246,6 +314,13 @@ await step('connect', async () => {
 })
 await step('unsupported: pause', async () => {
   await assert.rejects(sbx.pause(), (e) => e instanceof SandboxError && /not supported/.test(e.message))
+})
+await step('a sandbox killed during a command: "killed or reached its end of life"', async () => {
+  const doomed = await Sandbox.create({ timeoutMs: 60_000 })
+  const h = await doomed.commands.run('sleep 120', { background: true, timeoutMs: 0 })
+  await sleep(300)
+  assert.equal(await Sandbox.kill(doomed.sandboxId), true)
+  await assert.rejects(h.wait(), (e) => /killed or reached its end of life/.test(e.message) || assert.fail(e.message))
 })
 await step('kill', async () => {
   const id = sbx.sandboxId

@@ -7,8 +7,6 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"os"
 	"path"
@@ -279,7 +277,7 @@ func extractArchive(ctx context.Context, req guestapi.ExtractRequest, body io.Re
 		return res, err
 	}
 	// New target: parents as needed, then a private staging directory.
-	if err := mkdirAll(path.Dir(p), 0o755); err != nil {
+	if err := mkdirAll(path.Dir(p), 0o755, nil); err != nil {
 		return res, err
 	}
 	dirfd, base, err := openParent(p)
@@ -317,12 +315,8 @@ func devOf(fd int) uint64 {
 }
 
 func createTempDir(dirfd int, base, p string) (string, int, error) {
-	prefix := "." + base
-	if len(prefix) > guestapi.MaxNameLen-30 {
-		prefix = prefix[:guestapi.MaxNameLen-30]
-	}
 	for tries := 0; ; tries++ {
-		name := prefix + ".paddock-" + randHex() + ".tmp"
+		name := tempName(base, true) // renamed with RENAME_NOREPLACE: always new
 		err := unix.Mkdirat(dirfd, name, 0o700)
 		if err == unix.EEXIST && tries < 8 {
 			continue
@@ -337,12 +331,6 @@ func createTempDir(dirfd int, base, p string) (string, int, error) {
 		}
 		return name, fd, nil
 	}
-}
-
-func randHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // tarName validates an archive member name (or hardlink target) and

@@ -245,8 +245,12 @@ func (f *Service) mkdir(ctx context.Context, id user.ID, r guestapi.MkdirRequest
 			return guestapi.FileInfo{}, err
 		}
 	}
+	owner, err := ownerOf(id, r.Owner)
+	if err != nil {
+		return guestapi.FileInfo{}, err
+	}
 	if r.Parents {
-		if err := mkdirAll(p, mode); err != nil {
+		if err := mkdirAll(p, mode, owner); err != nil {
 			return guestapi.FileInfo{}, err
 		}
 	} else {
@@ -265,7 +269,13 @@ func (f *Service) mkdir(ctx context.Context, id user.ID, r guestapi.MkdirRequest
 		// meanwhile is not chmod'ed through.
 		if fd, err := openAt(dirfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0, 0); err == nil {
 			_ = unix.Fchmod(fd, mode)
+			if owner != nil {
+				err = unix.Fchown(fd, int(owner.UID), int(owner.GID))
+			}
 			unix.Close(fd)
+			if err != nil {
+				return guestapi.FileInfo{}, fileErr(p, err)
+			}
 		}
 	}
 	return f.stat(ctx, id, guestapi.StatRequest{Path: p})
@@ -290,7 +300,7 @@ func (f *Service) move(ctx context.Context, id user.ID, r guestapi.MoveRequest) 
 		return guestapi.FileInfo{}, errs.Invalid("cannot move %s into itself", clip(from))
 	}
 	if r.Parents {
-		if err := mkdirAll(path.Dir(to), 0o755); err != nil {
+		if err := mkdirAll(path.Dir(to), 0o755, nil); err != nil {
 			return guestapi.FileInfo{}, err
 		}
 	}

@@ -205,8 +205,11 @@ func writeFile(id user.ID, req guestapi.WriteRequest, body io.Reader) (guestapi.
 			return guestapi.FileInfo{}, err
 		}
 	}
+	if meta.owner, err = ownerOf(id, req.Owner); err != nil {
+		return guestapi.FileInfo{}, err
+	}
 	if req.Parents {
-		if err := mkdirAll(path.Dir(p), 0o755); err != nil {
+		if err := mkdirAll(path.Dir(p), 0o755, meta.owner); err != nil {
 			return guestapi.FileInfo{}, err
 		}
 	}
@@ -222,6 +225,7 @@ type metaChange struct {
 	ns      string
 	kv      map[string]string
 	replace bool
+	owner   *user.ID // the new file's owner (WriteRequest.Owner); nil: as above
 }
 
 // replaceFile creates a temporary file next to p, fills it with fill and
@@ -269,7 +273,7 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChang
 		perm = mode
 	}
 
-	tmpName, tmp, err := createTemp(dirfd, base, p)
+	tmpName, tmp, err := createTemp(dirfd, base, p, !exists)
 	if err != nil {
 		return guestapi.FileInfo{}, err
 	}
@@ -299,8 +303,13 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChang
 	if err := unix.Fchmod(fd, perm); err != nil {
 		return guestapi.FileInfo{}, fileErr(p, err)
 	}
-	if exists && id.UID == 0 && (old.Uid != 0 || old.Gid != 0) {
+	if exists && id.UID == 0 && (old.Uid != 0 || old.Gid != 0) && meta.owner == nil {
 		if err := unix.Fchown(fd, int(old.Uid), int(old.Gid)); err != nil {
+			return guestapi.FileInfo{}, fileErr(p, err)
+		}
+	}
+	if meta.owner != nil {
+		if err := unix.Fchown(fd, int(meta.owner.UID), int(meta.owner.GID)); err != nil {
 			return guestapi.FileInfo{}, fileErr(p, err)
 		}
 	}
@@ -331,14 +340,11 @@ func replaceFile(id user.ID, p string, setMode bool, mode uint32, meta metaChang
 	return fi, nil
 }
 
-// createTemp makes a new, empty, private file next to base.
-func createTemp(dirfd int, base, p string) (string, *os.File, error) {
-	prefix := "." + base
-	if len(prefix) > guestapi.MaxNameLen-30 {
-		prefix = prefix[:guestapi.MaxNameLen-30]
-	}
+// createTemp makes a new, empty, private file next to base; fresh says
+// base does not exist yet (the name tells watchers, see tempName).
+func createTemp(dirfd int, base, p string, fresh bool) (string, *os.File, error) {
 	for tries := 0; ; tries++ {
-		name := prefix + ".paddock-" + randHex() + ".tmp"
+		name := tempName(base, fresh)
 		fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 8 {
 			continue

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guest/openat2"
+	"github.com/paddockhq/paddock/internal/guest/user"
 	"github.com/paddockhq/paddock/internal/guestapi"
 )
 
@@ -237,7 +238,9 @@ func readNames(fd int) (names []string, more bool, err error) {
 
 // mkdirAll makes p and missing parents; the last directory gets mode,
 // parents 0755 (both exactly: no umask).
-func mkdirAll(p string, mode uint32) error {
+// mkdirAll makes p and its missing parents (0755, p itself mode); with
+// owner, the directories it makes are given to that user.
+func mkdirAll(p string, mode uint32, owner *user.ID) error {
 	fd, err := openAt(unix.AT_FDCWD, "/", unix.O_PATH|unix.O_DIRECTORY, 0, 0)
 	if err != nil {
 		return fileErr("/", err)
@@ -269,6 +272,12 @@ func mkdirAll(p string, mode uint32) error {
 		}
 		if created {
 			_ = unix.Fchmod(nfd, m)
+			if owner != nil {
+				if err := unix.Fchown(nfd, int(owner.UID), int(owner.GID)); err != nil {
+					unix.Close(nfd)
+					return fileErr(cur, err)
+				}
+			}
 		}
 		if err := guardProc(nfd, cur); err != nil {
 			unix.Close(nfd)
@@ -331,4 +340,21 @@ func realPath(fd int) string {
 		return ""
 	}
 	return p
+}
+
+// ownerOf is a request's Owner: nil for none. Giving files away is root's
+// (a write as root then chown, as E2B's envd does); the sandbox's users can
+// already act as root, so it widens nothing.
+func ownerOf(id user.ID, name string) (*user.ID, error) {
+	if name == "" {
+		return nil, nil
+	}
+	if id.UID != 0 {
+		return nil, errs.Invalid("owner is for writes as root (the writer %s cannot give files away)", id.Name)
+	}
+	o, err := user.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
 }

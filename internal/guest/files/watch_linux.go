@@ -129,6 +129,8 @@ type moveFrom struct {
 	cookie uint32
 	path   string
 	dir    bool
+	temp   bool // one of the agent's private names (tempName)
+	fresh  bool // with temp: its target did not exist
 }
 
 func newWatcher(ctx context.Context, p string, recursive bool) (*watcher, error) {
@@ -346,13 +348,21 @@ func (w *watcher) handle(wd int, mask, cookie uint32, name string) {
 	if w.pending != nil && !(mask&unix.IN_MOVED_TO != 0 && cookie == w.pending.cookie) {
 		w.flushPending()
 	}
+	fresh, temp := isTempName(name)
+	if temp && mask&(unix.IN_CREATE|unix.IN_MODIFY|unix.IN_DELETE|unix.IN_MOVED_TO) != 0 {
+		return // the agent's own staging: never reported
+	}
 	switch {
 	case mask&unix.IN_MOVED_FROM != 0:
-		w.pending = &moveFrom{cookie: cookie, path: p, dir: isDir}
+		w.pending = &moveFrom{cookie: cookie, path: p, dir: isDir, temp: temp, fresh: fresh}
 	case mask&unix.IN_MOVED_TO != 0:
 		if w.pending != nil {
 			old := w.pending
 			w.pending = nil
+			if old.temp {
+				w.landed(p, old.dir, old.fresh)
+				return
+			}
 			if old.dir {
 				w.renameDirs(old.path, p)
 			}
@@ -389,6 +399,26 @@ func (w *watcher) handle(wd int, mask, cookie uint32, name string) {
 	}
 }
 
+// landed reports a private file or directory renamed onto p as what the
+// caller did: a new target is created, a file's content written.
+func (w *watcher) landed(p string, dir, fresh bool) {
+	entry := guestapi.TypeFile
+	if dir {
+		entry = guestapi.TypeDir
+	}
+	if fresh {
+		w.emit(guestapi.FileEvent{Type: guestapi.EventCreate, Path: p, Entry: entry})
+	}
+	if dir {
+		if w.recursive {
+			w.newDir(p)
+		}
+		return
+	}
+	w.lastWrite = "" // a whole write, not part of a burst: never merged with the last
+	w.emit(guestapi.FileEvent{Type: guestapi.EventWrite, Path: p, Entry: entry})
+}
+
 // entryOf names what p is now (falling back to what inotify said).
 func (w *watcher) entryOf(p, fallback string) string {
 	var st unix.Stat_t
@@ -405,6 +435,9 @@ func (w *watcher) flushPending() {
 	}
 	old := w.pending
 	w.pending = nil
+	if old.temp {
+		return
+	}
 	entry := guestapi.TypeFile
 	if old.dir {
 		entry = guestapi.TypeDir

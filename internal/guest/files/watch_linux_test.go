@@ -3,10 +3,13 @@
 package files
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +163,113 @@ func TestWatchBoundedQueue(t *testing.T) {
 	// The watch goes on.
 	os.WriteFile(filepath.Join(d, "after"), nil, 0o644)
 	ev.expect(guestapi.EventCreate, filepath.Join(d, "after"))
+}
+
+// TestWatchSeesWritesNotStaging: a write through the files API lands via a
+// private name renamed into place; a watcher sees what the caller did — the
+// target created (when new) and written — and never the private names
+// (E2B's envd reports a write for the target; SDK users watch for it).
+func TestWatchSeesWritesNotStaging(t *testing.T) {
+	requireRoot(t)
+	c := startFiles(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := t.TempDir()
+	s, err := c.Watch(ctx, guestapi.WatchRequest{Path: d, Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ev := readEvents(t, s)
+	ev.expect(guestapi.EventReady, d)
+
+	f := filepath.Join(d, "new.txt")
+	write := func() {
+		if _, err := c.WriteFile(ctx, guestapi.WriteRequest{Path: f}, strings.NewReader("hello"), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	// Then a marker made in place, so everything before it has arrived.
+	mark := func(n string) string {
+		p := filepath.Join(d, n)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	collect := func(until string) []guestapi.FileEvent {
+		var got []guestapi.FileEvent
+		for {
+			var e guestapi.FileEvent
+			select {
+			case x, ok := <-ev.ch:
+				if !ok {
+					t.Fatal("the stream ended")
+				}
+				e = x
+			case <-time.After(time.Minute): // a hang guard, not a timing assertion
+				t.Fatalf("no marker %s", until)
+			}
+			if e.Type == guestapi.EventCreate && e.Path == until {
+				return got
+			}
+			if strings.Contains(e.Path, ".paddock-") || strings.Contains(e.OldPath, ".paddock-") {
+				t.Errorf("a private staging name was reported: %+v", e)
+			}
+			got = append(got, e)
+		}
+	}
+	got := collect(mark("m1"))
+	if len(got) != 2 || got[0].Type != guestapi.EventCreate || got[0].Path != f || got[1].Type != guestapi.EventWrite || got[1].Path != f {
+		t.Errorf("a new file's write: got %+v, want create then write of %s", got, f)
+	}
+	write() // an existing file: a write, no creation
+	write() // and again, right after: each write is reported
+	got = collect(mark("m2"))
+	if len(got) != 2 || got[0].Type != guestapi.EventWrite || got[0].Path != f || got[1] != got[0] {
+		t.Errorf("two overwrites: got %+v, want two writes of %s", got, f)
+	}
+	// An archive extracted into a new directory: the directory and its
+	// entries appear under their real names.
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "a.txt", Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+	tw.Write([]byte("a"))
+	tw.Close()
+	x := filepath.Join(d, "unpacked")
+	if _, err := c.Extract(ctx, guestapi.ExtractRequest{Path: x}, &buf, int64(buf.Len())); err != nil {
+		t.Fatal(err)
+	}
+	got = collect(mark("m3"))
+	seen := map[string]bool{}
+	for _, e := range got {
+		seen[e.Type+" "+e.Path] = true
+	}
+	if !seen[guestapi.EventCreate+" "+x] || !seen[guestapi.EventCreate+" "+filepath.Join(x, "a.txt")] {
+		t.Errorf("an extraction: got %+v, want the directory and its entry created", got)
+	}
+}
+
+func TestTempNames(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		fresh, ok bool
+	}{
+		{tempName("x.txt", true), true, true},
+		{tempName("x.txt", false), false, true},
+		{tempName(strings.Repeat("y", 300), true), true, true},
+		{".x.paddock-0123456789abcdef.tmp", false, true},
+		{"x.paddock-0123456789abcdef.tmp", false, false},  // not hidden
+		{".x.paddock-0123456789abcdeg.tmp", false, false}, // not hex
+		{".x.paddock-0123.tmp", false, false},
+		{".paddock-0123456789abcdef.new", false, false}, // no base
+		{"report.tmp", false, false},
+		{"", false, false},
+	} {
+		fresh, ok := isTempName(c.name)
+		if fresh != c.fresh || ok != c.ok {
+			t.Errorf("isTempName(%q) = %v, %v; want %v, %v", c.name, fresh, ok, c.fresh, c.ok)
+		}
+	}
 }

@@ -542,6 +542,8 @@ export interface ListResult {
 export interface MkdirRequest {
   /** octal, default 0755 */
   mode?: string;
+  /** with user root: give the directories made to this user (as E2B's envd does) */
+  owner?: "root" | "user";
   /** create parents; no error if it exists */
   parents?: boolean;
   path: string;

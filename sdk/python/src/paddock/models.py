@@ -1883,6 +1883,7 @@ class ListResult:
 class MkdirRequest:
     path: str
     mode: str | None = None
+    owner: str | None = None
     parents: bool | None = None
     user: str | None = None
 
@@ -1891,6 +1892,7 @@ class MkdirRequest:
         return cls(
             path=d["path"],
             mode=d.get("mode"),
+            owner=d.get("owner"),
             parents=d.get("parents"),
             user=d.get("user"),
         )
@@ -1901,6 +1903,8 @@ class MkdirRequest:
             d["path"] = self.path
         if self.mode is not None:
             d["mode"] = self.mode
+        if self.owner is not None:
+            d["owner"] = self.owner
         if self.parents is not None:
             d["parents"] = self.parents
         if self.user is not None:
