@@ -19,6 +19,7 @@ import (
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // The control plane: E2B's REST API for sandboxes, over the manager.
@@ -84,11 +85,11 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	add("POST /sandboxes/{sandboxID}/connect", rights.Read, s.connectSandbox)
 	add("POST /v2/sandboxes/{sandboxID}/connect", rights.Read, s.connectSandbox)
 	add("PUT /sandboxes/{sandboxID}/network", rights.Network, s.setNetwork)
+	add("POST /sandboxes/{sandboxID}/pause", rights.Write, s.pauseSandbox) // lifecycle.go
+	add("POST /sandboxes/{sandboxID}/resume", rights.Write, s.resumeSandbox)
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
-		"POST /sandboxes/{sandboxID}/pause":     "pausing sandboxes",
-		"POST /sandboxes/{sandboxID}/resume":    "resuming paused sandboxes (sandboxes are never paused)",
 		"POST /sandboxes/{sandboxID}/snapshots": "snapshots",
 		"POST /sandboxes/{sandboxID}/fork":      "forking sandboxes",
 		"GET /sandboxes/{sandboxID}/metrics":    "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
@@ -212,8 +213,8 @@ func present(raw json.RawMessage) bool {
 // specFor maps a create body onto a Paddock spec.
 func (s *Server) specFor(b *createBody) (sandbox.Spec, error) {
 	switch {
-	case b.AutoPause != nil && *b.AutoPause, b.AutoResume != nil && b.AutoResume.Enabled:
-		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "pausing sandboxes (autoPause, autoResume) is not supported by Paddock: a sandbox is destroyed at its timeout")
+	case b.AutoResume != nil && b.AutoResume.Enabled && (b.AutoPause == nil || !*b.AutoPause):
+		return sandbox.Spec{}, errs.Invalid("autoResume needs autoPause (onTimeout: \"pause\")")
 	case present(b.MCP):
 		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "the MCP gateway is not supported here; Paddock serves its own MCP endpoint at /mcp")
 	case present(b.IAM):
@@ -222,6 +223,7 @@ func (s *Server) specFor(b *createBody) (sandbox.Spec, error) {
 		return sandbox.Spec{}, errs.New(errs.CodeUnsupported, "volume mounts are not supported by Paddock")
 	}
 	spec := sandbox.Spec{Template: s.template(b.TemplateID), Labels: b.Metadata, Env: b.EnvVars}
+	lifecycleFor(b, &spec)
 	if b.Timeout != nil {
 		if *b.Timeout < 0 {
 			return sandbox.Spec{}, errs.Invalid("timeout must not be negative")
@@ -359,11 +361,14 @@ func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
 	out := sandboxInfo{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
 		StartedAt: sb.CreatedAt.UTC().Format(time.RFC3339Nano), EndAt: sb.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		EnvdVersion: EnvdVersion, CPUCount: cpu, MemoryMB: sb.Spec.MemoryMB, DiskSizeMB: sb.Spec.DiskMB,
-		Metadata: meta, State: "running", VolumeMounts: []struct{}{}}
+		Metadata: meta, State: stateOf(sb), VolumeMounts: []struct{}{}}
 	if !detail {
 		return out
 	}
-	out.Lifecycle = &lifecycle{OnTimeout: "kill"}
+	out.Lifecycle = &lifecycle{OnTimeout: wire.OnTimeoutKill, AutoResume: sb.Spec.AutoResume}
+	if sb.Spec.OnTimeout == wire.OnTimeoutPause {
+		out.Lifecycle.OnTimeout = wire.OnTimeoutPause
+	}
 	mode := sandbox.NetNone
 	if n := sb.Spec.Network; n != nil && n.Mode != "" {
 		mode = n.Mode
@@ -383,7 +388,7 @@ func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
-	sb, err := s.running(r, sc, r.PathValue("sandboxID"), rights.Read)
+	sb, err := s.visible(r, sc, r.PathValue("sandboxID"), rights.Read)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -476,7 +481,7 @@ const defaultConnectTimeout = 300
 func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b struct {
 		Timeout *int64 `json:"timeout"`
-		Memory  *bool  `json:"memory"` // how to resume a paused sandbox: nothing to do here
+		Memory  *bool  `json:"memory"` // how to resume a paused sandbox: false is a reboot (refused)
 	}
 	if err := decodeBody(r, &b); err != nil {
 		writeAPIError(w, err)
@@ -490,7 +495,10 @@ func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, sc right
 		writeAPIError(w, errs.Invalid("timeout must not be negative"))
 		return
 	}
-	sb, err := s.running(r, sc, r.PathValue("sandboxID"), rights.Read)
+	sb, err := s.visible(r, sc, r.PathValue("sandboxID"), rights.Read)
+	if err == nil {
+		sb, err = s.wake(r, sc, sb, b.Memory)
+	}
 	// Connecting renews the sandbox's life only for a caller who may
 	// renew it: a read-only key connects without keeping it alive.
 	if err == nil && t > 0 && sc.Can(rights.Write) {
@@ -500,12 +508,17 @@ func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request, sc right
 		writeAPIError(w, err)
 		return
 	}
+	s.answerSandbox(w, sc, sb, http.StatusOK)
+}
+
+// answerSandbox writes E2B's Sandbox answer with a fresh access token.
+func (s *Server) answerSandbox(w http.ResponseWriter, sc sandbox.Scope, sb sandbox.Sandbox, status int) {
 	tok, err := s.mintToken(sc, sb.ID)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
+	writeJSON(w, status, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
 		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok})
 }
 
@@ -671,12 +684,15 @@ func (s *Server) list(r *http.Request, sc rights.Scope, lq listQuery, paged bool
 	if err != nil {
 		return nil, nil, err
 	}
-	if lq.states != nil && !lq.states["running"] {
-		all = nil // nothing is ever paused
-	}
 	var keep []sandbox.Sandbox
 	for _, sb := range all {
-		if sb.State != sandbox.StateRunning || (lq.template != "" && sb.Spec.Template != lq.template) ||
+		if sb.State != sandbox.StateRunning && sb.State != sandbox.StatePaused {
+			continue
+		}
+		if lq.states != nil && !lq.states[stateOf(sb)] {
+			continue
+		}
+		if (lq.template != "" && sb.Spec.Template != lq.template) ||
 			(!lq.after.IsZero() && !sb.CreatedAt.After(lq.after)) {
 			continue
 		}

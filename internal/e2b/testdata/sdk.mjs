@@ -312,8 +312,38 @@ await step('connect', async () => {
   assert.equal((await again.commands.run('cat /home/user/rel.txt')).stdout, 'rel')
   assert.equal(await again.isRunning(), true)
 })
-await step('unsupported: pause', async () => {
-  await assert.rejects(sbx.pause(), (e) => e instanceof SandboxError && /not supported/.test(e.message))
+await step('pause, list paused, connect resumes with processes and files', async () => {
+  await sbx.files.write('/home/user/kept.txt', 'kept')
+  const counter = await sbx.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done', { background: true, timeoutMs: 0 })
+  const count = async (s) => Number((await s.files.read('/tmp/count').catch(() => '0')).trim())
+  await until('the counter', async () => (await count(sbx)) > 2)
+  assert.equal(await sbx.pause(), true)
+  assert.equal(await sbx.pause(), false, 'a second pause: already paused')
+  assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused')
+  const paused = await Sandbox.list({ query: { state: ['paused'], metadata: { suite: 'e2b-sdk' } } }).nextItems()
+  assert.deepEqual(paused.map((x) => x.sandboxId), [sbx.sandboxId])
+  const running = await Sandbox.list({ query: { state: ['running'], metadata: { suite: 'e2b-sdk' } } }).nextItems()
+  assert.ok(!running.some((x) => x.sandboxId === sbx.sandboxId))
+  const again = await Sandbox.connect(sbx.sandboxId)
+  assert.equal((await again.getInfo()).state, 'running')
+  assert.equal(await again.files.read('/home/user/kept.txt'), 'kept')
+  const before = await count(again)
+  await until('the counter to go on after resume', async () => (await count(again)) > before)
+  await counter.kill()
+})
+await step('autoPause and autoResume: a paused sandbox wakes on the next call', async () => {
+  const auto = await Sandbox.create({ timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+  try {
+    const info = await auto.getInfo()
+    assert.equal(info.lifecycle?.onTimeout, 'pause')
+    assert.equal(info.lifecycle?.autoResume, true)
+    await auto.files.write('/home/user/n.txt', '7')
+    assert.equal(await auto.pause(), true)
+    assert.equal((await auto.commands.run('cat /home/user/n.txt')).stdout, '7')
+    assert.equal((await auto.getInfo()).state, 'running')
+  } finally {
+    await auto.kill()
+  }
 })
 await step('a sandbox killed during a command: "killed or reached its end of life"', async () => {
   const doomed = await Sandbox.create({ timeoutMs: 60_000 })
