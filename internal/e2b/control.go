@@ -87,15 +87,17 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	add("PUT /sandboxes/{sandboxID}/network", rights.Network, s.setNetwork)
 	add("POST /sandboxes/{sandboxID}/pause", rights.Write, s.pauseSandbox) // lifecycle.go
 	add("POST /sandboxes/{sandboxID}/resume", rights.Write, s.resumeSandbox)
+	add("POST /sandboxes/{sandboxID}/snapshots", rights.Snapshots, s.createSnapshot) // state.go
+	add("GET /snapshots", rights.Read, s.listSnapshots)
+	add("DELETE /templates/{templateID}", rights.Snapshots, s.deleteTemplate)
+	add("POST /sandboxes/{sandboxID}/fork", rights.Write, s.forkSandbox)
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
-		"POST /sandboxes/{sandboxID}/snapshots": "snapshots",
-		"POST /sandboxes/{sandboxID}/fork":      "forking sandboxes",
-		"GET /sandboxes/{sandboxID}/metrics":    "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
-		"GET /sandboxes/metrics":                "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
-		"GET /sandboxes/{sandboxID}/logs":       "sandbox logs",
-		"GET /v2/sandboxes/{sandboxID}/logs":    "sandbox logs",
+		"GET /sandboxes/{sandboxID}/metrics": "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
+		"GET /sandboxes/metrics":             "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
+		"GET /sandboxes/{sandboxID}/logs":    "sandbox logs",
+		"GET /v2/sandboxes/{sandboxID}/logs": "sandbox logs",
 	} {
 		add(pattern, rights.Read, func(w http.ResponseWriter, r *http.Request, _ rights.Scope) {
 			writeAPIError(w, errs.New(errs.CodeUnsupported, "%s: not supported by Paddock's E2B-compatible API (see docs/e2b.md)", what))
@@ -287,6 +289,12 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc rights
 		return
 	}
 	spec, err := s.specFor(&b)
+	if err == nil && b.TemplateID != "" {
+		// A snapshot's id (state.go) names it: the sandbox starts with its files.
+		if _, serr := s.m.GetSnapshot(r.Context(), sc, b.TemplateID); serr == nil {
+			spec.Snapshot, spec.Template = b.TemplateID, ""
+		}
+	}
 	if err != nil {
 		writeAPIError(w, err)
 		return

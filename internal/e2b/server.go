@@ -140,6 +140,7 @@ func (s *Server) Handler() http.Handler {
 // own /v1, /healthz, /mcp... — none of them overlaps).
 var MountPatterns = []string{
 	"/sandboxes", "/sandboxes/", "/v2/sandboxes", "/v2/sandboxes/",
+	"/snapshots", "/templates/", // snapshots (state.go)
 	"/health", "/files", "/process.Process/", "/filesystem.Filesystem/",
 	"/execute", "/contexts", "/contexts/", // the code interpreter (code.go)
 }

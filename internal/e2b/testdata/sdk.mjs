@@ -331,6 +331,48 @@ await step('pause, list paused, connect resumes with processes and files', async
   await until('the counter to go on after resume', async () => (await count(again)) > before)
   await counter.kill()
 })
+await step('snapshots: create, list, create from one (three cycles), delete', async () => {
+  await sbx.files.write('/home/user/state/gen.txt', 'gen0')
+  let from = sbx
+  const made = []
+  try {
+    for (let gen = 1; gen <= 3; gen++) {
+      await from.files.write('/home/user/state/gen.txt', 'gen' + gen)
+      const snap = await from.createSnapshot()
+      assert.deepEqual(snap.names, [snap.snapshotId])
+      const listed = await Sandbox.listSnapshots({ sandboxId: from.sandboxId }).nextItems()
+      assert.ok(listed.some((x) => x.snapshotId === snap.snapshotId), JSON.stringify(listed))
+      const next = await Sandbox.create(snap.snapshotId, { timeoutMs: 60_000 })
+      made.push(next)
+      assert.equal(await next.files.read('/home/user/state/gen.txt'), 'gen' + gen)
+      assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
+      from = next
+    }
+  } finally {
+    for (const m of made) await m.kill()
+  }
+  const named = await sbx.createSnapshot({ name: 'sdk-named' })
+  assert.equal(named.snapshotId, 'sdk-named')
+  assert.equal(await Sandbox.deleteSnapshot('sdk-named'), true)
+  assert.equal(await Sandbox.deleteSnapshot('sdk-named'), false, 'gone: not found')
+})
+await step('fork(3): each sees the files, writes stay apart', async () => {
+  await sbx.files.write('/home/user/fork.txt', 'source')
+  const forks = await sbx.fork({ count: 3, timeoutMs: 60_000 })
+  try {
+    assert.equal(forks.length, 3)
+    for (const [i, f] of forks.entries()) {
+      assert.ok(f instanceof Sandbox || f.sandboxId, String(f))
+      assert.equal(await f.files.read('/home/user/fork.txt'), 'source')
+      await f.files.write('/home/user/fork.txt', 'fork' + i)
+    }
+    for (const [i, f] of forks.entries()) assert.equal(await f.files.read('/home/user/fork.txt'), 'fork' + i)
+    assert.equal(await sbx.files.read('/home/user/fork.txt'), 'source')
+  } finally {
+    for (const f of forks) if (f.kill) await f.kill()
+  }
+  await assert.rejects(Sandbox.fork('sb-doesnotexist0000000000000000', { count: 1 }), SandboxNotFoundError)
+})
 await step('autoPause and autoResume: a paused sandbox wakes on the next call', async () => {
   const auto = await Sandbox.create({ timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
   try {
