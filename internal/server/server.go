@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/e2b"
+	"github.com/paddockhq/paddock/internal/layers"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/network"
@@ -41,6 +42,7 @@ const ActionPermissions = "server.permissions"
 type Server struct {
 	Store     *store.DB
 	Templates *template.Registry
+	Layers    *layers.Store // image templates' layers (templates.go)
 	Cgroups   *cgroup.Host
 	Disk      disk.Store // nil: tmpfs layers inside each sandbox
 	LayerKind string     // "xfs" or "tmpfs"
@@ -144,6 +146,9 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	s.onClose("store", s.Store.Close)
 	if s.Templates, err = template.Open(c.DataDir, s.log); err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
+	}
+	if err := s.openLayers(); err != nil { // templates.go: the layer store of image templates
+		return nil, err
 	}
 	if err := s.openRuntime(ctx); err != nil { // runtime_linux.go: cgroups, layers, network, native runtime
 		return nil, err
