@@ -331,7 +331,7 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	if err != nil {
 		return Sandbox{}, err
 	}
-	tpl, err := m.tpl.Get(spec.Template)
+	tpl, err := m.templateFor(sc.Tenant, spec.Template) // templates_image.go: the tenant's, then shared
 	if err != nil {
 		return Sandbox{}, err
 	}
@@ -374,7 +374,7 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 		ExpiresAt: now.Add(time.Duration(spec.TimeoutS) * time.Second)}
 	if src != nil {
 		// A pool member's layer is already live: nothing to restore into.
-	} else if b := m.pool.claim(spec); b != nil {
+	} else if b := m.poolClaim(spec, tpl); b != nil {
 		var err error
 		if p := b.sb.Spec; p.CPU != spec.CPU || p.MemoryMB != spec.MemoryMB || p.Pids != spec.Pids {
 			err = b.inst.SetLimits(runtimeLimits(spec))

@@ -35,6 +35,29 @@ type templateLeaser interface {
 	Lease(t *template.Template) (release func(), err error)
 }
 
+// tenantTemplates finds templates as a tenant sees them (its own, then
+// shared ones: tplsvc's Manager view).
+type tenantTemplates interface {
+	GetFor(tenant, name string) (*template.Template, error)
+}
+
+// templateFor resolves a spec's template for tenant.
+func (m *Manager) templateFor(tenant, name string) (*template.Template, error) {
+	if tt, ok := m.tpl.(tenantTemplates); ok {
+		return tt.GetFor(tenant, name)
+	}
+	return m.tpl.Get(name)
+}
+
+// poolClaim takes a warm sandbox for spec, unless its template is not the
+// shared one the pool was made from (a tenant's own of the same name).
+func (m *Manager) poolClaim(spec Spec, tpl *template.Template) *box {
+	if tpl.Tenant != "" {
+		return nil
+	}
+	return m.pool.claim(spec)
+}
+
 // leaseTemplate checks that spec's runtime can run template tpl, and
 // pins its layers until the returned release is called.
 func (m *Manager) leaseTemplate(spec Spec, tpl *template.Template) (func(), error) {
@@ -85,7 +108,7 @@ func (m *Manager) holdWhileLive(inst runtime.Instance, release func()) {
 // layers it mounted (the store keeps what any template or lease holds,
 // and a layer GC only runs in this process, after this).
 func (m *Manager) reattachTemplate(b *box) {
-	tpl, err := m.tpl.Get(b.sb.Spec.Template)
+	tpl, err := m.templateFor(b.sb.Tenant, b.sb.Spec.Template)
 	if err != nil || tpl.Kind != template.KindImage {
 		return
 	}
@@ -215,17 +238,27 @@ func argvText(argv []string) string {
 }
 
 // TemplateInUse reports whether a sandbox (warm pool members included)
-// uses template name: template.Registry.Remove refuses then.
+// uses the stored template name: template.Registry.Remove refuses then.
 func (m *Manager) TemplateInUse(name string) bool {
+	type use struct{ tenant, name string }
+	var uses []use
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, b := range m.boxes {
 		b.mu.Lock()
-		t := b.sb.Spec.Template
+		uses = append(uses, use{b.sb.Tenant, b.sb.Spec.Template})
 		b.mu.Unlock()
-		if t == name {
+	}
+	m.mu.Unlock()
+	if m.cfg.PoolSize > 0 {
+		uses = append(uses, use{"", m.cfg.Limits.Default.Template})
+	}
+	for _, u := range uses {
+		if u.name == name && u.tenant == "" {
+			return true
+		}
+		if t, err := m.templateFor(u.tenant, u.name); err == nil && t.Name == name {
 			return true
 		}
 	}
-	return m.cfg.PoolSize > 0 && m.cfg.Limits.Default.Template == name
+	return false
 }

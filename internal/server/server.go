@@ -29,6 +29,7 @@ import (
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/internal/template/tplsvc"
 	"github.com/paddockhq/paddock/internal/tenant"
 )
 
@@ -43,11 +44,13 @@ type Server struct {
 	Store     *store.DB
 	Templates *template.Registry
 	Layers    *layers.Store // image templates' layers (templates.go)
-	Cgroups   *cgroup.Host
-	Disk      disk.Store // nil: tmpfs layers inside each sandbox
-	LayerKind string     // "xfs" or "tmpfs"
-	Network   *network.Stack
-	Backend   *Backend
+	// TemplateService acts on templates for callers (templates.go).
+	TemplateService *tplsvc.Service
+	Cgroups         *cgroup.Host
+	Disk            disk.Store // nil: tmpfs layers inside each sandbox
+	LayerKind       string     // "xfs" or "tmpfs"
+	Network         *network.Stack
+	Backend         *Backend
 	// GVisor is the gVisor runtime: *gvisor.Backend, or gvisor.Unavailable
 	// saying why not (runtime_linux.go); nil off Linux.
 	GVisor   runtime.Backend
@@ -179,13 +182,16 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if c.WrapObserver != nil {
 		observer = c.WrapObserver(observer)
 	}
+	if err := s.openTemplateService(observer); err != nil { // templates.go
+		return nil, err
+	}
 	s.Manager = sandbox.New(sandbox.Config{
 		Limits:       limits,
 		MaxSandboxes: c.MaxSandboxes,
 		PoolSize:     s.poolSize(limits), // runtimes.go
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
 		LayerRAMMB:   layerRAM,
-	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
+	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.TemplateService.ForManager(),
 		Admission: s.admission(), Observer: observer, Snapshots: snaps, SnapshotQuota: s.Quotas.SnapshotQuotaBytes})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.

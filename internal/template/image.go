@@ -54,7 +54,7 @@ type Source struct {
 
 // imageMeta is the image part of template.json.
 type imageMeta struct {
-	Layers   []string `json:"layers"` // diff ids, bottom first
+	Layers   []string `json:"layers"`           // diff ids, bottom first
 	Tenant   string   `json:"tenant,omitempty"` // owner; "" for a shared template
 	RefOwner string   `json:"ref_owner"`
 	Source   Source   `json:"source"`
