@@ -64,6 +64,9 @@ func (s *Service) Build(ctx context.Context, sc Scope, req BuildRequest, context
 		return wire.Template{}, err
 	}
 	ctx = rights.WithScope(ctx, sc)
+	if emit == nil {
+		emit = func(wire.TemplateEvent) {}
+	}
 	var out wire.Template
 	data := map[string]any{"template": req.Name, "shared": req.Shared, "network": orNone(req.Network), "allow": req.Allow}
 	if f, perr := dockerfile.Parse(df); perr == nil {

@@ -422,7 +422,13 @@ func (s *Service) afterInstall(ctx context.Context, tenant, st string, t *templa
 }
 
 func (s *Service) imageOpts(st, tenant string, replace bool, start, ready []string, progress func(string)) template.ImageOptions {
-	return template.ImageOptions{Name: st, Tenant: tenant, Replace: replace, StartCmd: start, ReadyCmd: ready, Progress: progress}
+	o := template.ImageOptions{Name: st, Tenant: tenant, Replace: replace, StartCmd: start, ReadyCmd: ready}
+	if progress != nil {
+		// The caller knows its template by its own name, not the stored one.
+		short := strings.TrimPrefix(st, tenant+".")
+		o.Progress = func(m string) { progress(strings.ReplaceAll(m, `"`+st+`"`, `"`+short+`"`)) }
+	}
+	return o
 }
 
 // defaultName is a reference's last path element, made a valid name.
@@ -465,7 +471,9 @@ func (s *Service) Import(ctx context.Context, sc Scope, name, tag string, shared
 		if n > s.o.MaxUpload {
 			return nil, errs.New(errs.CodeTooLarge, "the archive is over %d MiB", s.o.MaxUpload>>20)
 		}
-		progress(fmt.Sprintf("received %d bytes", n))
+		if progress != nil {
+			progress(fmt.Sprintf("received %d bytes", n))
+		}
 		unlock := s.tenantLock(tenant)
 		defer unlock()
 		if err := s.checkQuota(ctx, tenant, st, 0); err != nil {

@@ -3,9 +3,15 @@
 package tplsvc_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -13,6 +19,7 @@ import (
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/localtar"
 	"github.com/paddockhq/paddock/internal/oci/ocitest"
 	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -156,4 +163,94 @@ func TestTemplateTenancy(t *testing.T) {
 			t.Errorf("no %s audit records for ta", action)
 		}
 	}
+}
+
+// A build through REST, as `paddock template build` sends it (the
+// context a localtar tar): FROM a template and a registry image,
+// multi-stage COPY --from, ENV, WORKDIR, USER; the rebuild is all cache;
+// a sandbox from it sees the result.
+func TestTemplateBuild(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	a := s.tenant(t, "builder", client.Quotas{})
+	if _, err := a.PullTemplate(ctx, client.TemplatePullRequest{Ref: s.ref, Name: "bb"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	df := "FROM bb AS src\nCOPY hello.txt /opt/hello.txt\n" +
+		"FROM " + s.ref + "\nENV GREETING=hi\nWORKDIR /app\nCOPY --from=src /opt/hello.txt ./\nUSER root\n"
+	for n, body := range map[string]string{"Dockerfile": df, "hello.txt": "built\n", ".dockerignore": "secret\n", "secret": "no\n"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(replace bool) (client.Template, []client.TemplateEvent, time.Duration) {
+		var buf bytes.Buffer
+		if err := localtar.Write(&buf, dir, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		var evs []client.TemplateEvent
+		start := time.Now()
+		tpl, err := a.BuildTemplate(ctx, client.TemplateBuild{Name: "app", Replace: replace}, &buf, int64(buf.Len()),
+			func(e client.TemplateEvent) { evs = append(evs, e) })
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		return tpl, evs, time.Since(start)
+	}
+	tpl, evs, first := build(false)
+	if tpl.Source == nil || tpl.Source.Kind != "build" || !strings.HasPrefix(tpl.Source.DockerfileDigest, "sha256:") {
+		t.Fatalf("built %+v", tpl)
+	}
+	_, evs2, again := build(true)
+	layered := 0
+	for _, e := range evs2 {
+		// Every step that makes a layer comes from the cache (FROM
+		// resolves its base again; ENV and USER make none).
+		if strings.HasPrefix(e.Instruction, "COPY") || strings.HasPrefix(e.Instruction, "WORKDIR") {
+			layered++
+			if !e.Cached {
+				t.Errorf("rebuild ran %q again", e.Instruction)
+			}
+		}
+		if strings.Contains(e.Message, "builder.") {
+			t.Errorf("a message shows the stored name: %q", e.Message)
+		}
+	}
+	if layered < 3 {
+		t.Errorf("rebuild reported %d layer steps: %+v", layered, evs2)
+	}
+	t.Logf("build %s (%d events), cached rebuild %s", first, len(evs), again)
+	sb, err := a.Create(ctx, client.Spec{Template: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Exec(ctx, sb.ID, client.ExecRequest{Cmd: []string{"sh", "-c", "pwd; cat hello.txt; echo $GREETING; id -u; test -e /secret || echo ignored"}})
+	if err != nil || res.Stdout != "/app\nbuilt\nhi\n0\nignored\n" {
+		t.Fatalf("exec: %v %q %q", err, res.Stdout, res.Stderr)
+	}
+	recs := s.e.AuditRecords(audit.Query{Action: "template.build", Tenant: "builder", Limit: 100})
+	if len(recs) == 0 || !strings.Contains(string(mustJSON(t, recs[len(recs)-1])), tpl.Source.DockerfileDigest) {
+		t.Errorf("build audit records lack the Dockerfile's digest: %v", recs)
+	}
+	// RUN has no runner yet: a clear unsupported, nothing installed.
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM bb\nRUN true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_ = localtar.Write(&buf, dir, io.Discard)
+	if _, err := a.BuildTemplate(ctx, client.TemplateBuild{Name: "runs"}, &buf, int64(buf.Len()), nil); code(err) != "unsupported" {
+		t.Fatalf("RUN: %v", err)
+	}
+	if _, err := a.Template(ctx, "runs"); code(err) != "not_found" {
+		t.Fatalf("a failed build left a template: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
