@@ -237,3 +237,43 @@ func waitFor(t *testing.T, ok func() bool) {
 	}
 	t.Fatal("condition not met in 5s")
 }
+
+// BenchmarkCreateExecDeleteImage: create→exec→delete from a two-layer
+// OCI template beside the host template, in one run (target: within 10 %).
+func BenchmarkCreateExecDeleteImage(b *testing.B) {
+	e := testenv.New(b, testenv.Options{})
+	reg := ocitest.Start(b)
+	creds, err := oci.DockerConfig(reg.DockerConfig(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := oci.New(oci.Options{Credentials: creds, Insecure: []string{reg.Host}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ref := reg.Ref("paddock/bench:1")
+	reg.Push(b, ref, ocitest.Image(b, v1.Config{Env: []string{"PATH=/bin"}}, types.OCILayer,
+		ocitest.Busybox(b, nil), ocitest.LayerTar(b, map[string]ocitest.File{"srv/": {Dir: true}, "srv/x": {Body: "x\n"}})))
+	if _, err := e.Templates.PullImage(context.Background(), c, ref, template.ImageOptions{Name: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tpl := range []string{"host", "bench"} {
+		b.Run(tpl, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				sb, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{Template: tpl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := e.Client.Exec(ctx, sb.ID, execAs("", "/bin/true"))
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("exec: %v %+v", err, res)
+				}
+				if err := e.Manager.Delete(ctx, e.Scope, sb.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
