@@ -101,6 +101,12 @@ type Quotas struct {
 	// whole; 0: the server's default, if any). Over it: 429.
 	MaxSnapshotMB int64 `json:"max_snapshot_mb,omitempty"`
 
+	// MaxTemplates and MaxTemplateMB bound the tenant's own templates
+	// (count, and their layers' bytes, shared layers counted whole;
+	// 0: unlimited). Over either: 429.
+	MaxTemplates  int   `json:"max_templates,omitempty"`
+	MaxTemplateMB int64 `json:"max_template_mb,omitempty"`
+
 	// Policy. NetworkModes empty: any mode the server offers.
 	// AllowedDomains empty: any domain; otherwise every domain a sandbox
 	// asks to reach must be covered by one ("example.com" exactly,

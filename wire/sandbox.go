@@ -141,17 +141,3 @@ type Stats struct {
 	DiskBytes       int64         `json:"disk_bytes"`
 	DiskInodes      int64         `json:"disk_inodes"`
 }
-
-// Template is a template sandboxes start from (GET /v1/templates).
-type Template struct {
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	CreatedAt   time.Time `json:"created_at"`
-	SizeBytes   int64     `json:"size_bytes"`
-	Ready       bool      `json:"ready"`
-}
-
-// TemplateList is GET /v1/templates.
-type TemplateList struct {
-	Templates []Template `json:"templates"`
-}

@@ -24,10 +24,11 @@ type serveFlags struct {
 	e2bDefaultInternet                      bool
 	pool, maxSandboxes, uidBase             int
 	layersSize, maxUpload                   string
-	http                                    httpFlags   // serve_http.go
-	obs                                     obsFlags    // serve_audit.go
-	net                                     netFlags    // serve_network.go
-	sec                                     secretFlags // serve_secrets.go
+	http                                    httpFlags     // serve_http.go
+	obs                                     obsFlags      // serve_audit.go
+	net                                     netFlags      // serve_network.go
+	sec                                     secretFlags   // serve_secrets.go
+	tpl                                     templateFlags // template_serve.go
 }
 
 const defaultDataDir = "/var/lib/paddock"
@@ -72,6 +73,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.obs.register(fs)
 	f.net.register(fs)
 	f.sec.register(fs)
+	f.tpl.register(fs)
 }
 
 func serve(ctx context.Context, e *env, f *serveFlags) error {
@@ -149,6 +151,9 @@ func (f *serveFlags) config(log *slog.Logger) (server.Config, error) {
 			return c, fmt.Errorf("--layers-size: %w", err)
 		}
 		c.LayersSize = mb << 20
+	}
+	if c.Templates, err = f.tpl.config(); err != nil { // template_serve.go
+		return c, err
 	}
 	maxUp, err := parseSizeMB(f.maxUpload)
 	if err != nil || maxUp < 1 {

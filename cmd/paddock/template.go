@@ -11,51 +11,67 @@ import (
 	"github.com/paddockhq/paddock/internal/template"
 )
 
+// paddock template: list, inspect and remove templates; pull, import,
+// export, push and build them (template_*.go, one file per verb).
 func newTemplateCmd(e *env) *cobra.Command {
-	cmd := &cobra.Command{Use: "template", Short: "List and build templates (root filesystems)"}
-	ls := listVerb(e, &cobra.Command{Use: "ls", Short: "List the server's templates", Args: cobra.NoArgs},
-		[]string{"NAME", "READY", "SIZE", "DESCRIPTION"},
+	cmd := &cobra.Command{Use: "template", Short: "List, pull, build and manage templates (root filesystems)"}
+	ls := listVerb(e, &cobra.Command{Use: "ls", Short: "List the templates you can use", Args: cobra.NoArgs},
+		[]string{"NAME", "READY", "KIND", "SHARED", "LAYERS", "SIZE", "SHARED-BYTES", "DESCRIPTION"},
 		func(ctx context.Context, _ []string) ([]client.Template, error) { return e.client().Templates(ctx) },
 		func(t client.Template) []string {
-			size := ""
-			if t.SizeBytes > 0 {
-				size = fmt.Sprintf("%.0fM", float64(t.SizeBytes)/(1<<20))
+			layers := ""
+			if t.Layers > 0 {
+				layers = fmt.Sprint(t.Layers)
 			}
-			return []string{t.Name, fmt.Sprint(t.Ready), size, t.Description}
+			return []string{t.Name, fmt.Sprint(t.Ready), orDefault(t.Kind, "rootfs"), fmt.Sprint(t.Shared), layers,
+				sizeM(t.SizeBytes), sizeM(t.SharedBytes), t.Description}
 		})
-
-	var o template.DebianOptions
-	var data string
-	build := &cobra.Command{
-		Use:   "build debian",
-		Short: "Build a Debian template with mmdebstrap (on this host, into --data)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "debian" {
-				return fmt.Errorf("only \"debian\" templates can be built (got %q)", args[0])
-			}
-			if os.Geteuid() != 0 {
-				return fmt.Errorf("building a template needs root")
-			}
-			reg, err := template.Open(data, nil)
-			if err != nil {
-				return err
-			}
-			if err := reg.BuildDebian(cmd.Context(), o, e.stdout); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "template %q is ready\n", orDefault(o.Name, "debian"))
-			return nil
-		},
-	}
-	fs := build.Flags()
-	fs.StringVar(&data, "data", defaultDataDir, "the server's data directory")
-	fs.StringVar(&o.Name, "name", "", "template name (default debian)")
-	fs.StringVar(&o.Suite, "suite", "", "Debian suite (default bookworm)")
-	fs.StringVar(&o.Mirror, "mirror", "", "Debian mirror URL (default: the host's)")
-	fs.StringSliceVar(&o.Include, "include", nil, "extra packages (comma-separated)")
-	cmd.AddCommand(ls, build)
+	cmd.AddCommand(ls, newTemplateBuildCmd(e), newTemplatePullCmd(e), newTemplateImportCmd(e),
+		newTemplateExportCmd(e), newTemplatePushCmd(e), newTemplateInspectCmd(e), newTemplateRmCmd(e))
 	return cmd
+}
+
+// sizeM is a size for the template table ("" for none).
+func sizeM(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0fM", float64(n)/(1<<20))
+}
+
+// progressTo prints a template stream's events on stderr.
+func progressTo(e *env) func(client.TemplateEvent) {
+	return func(ev client.TemplateEvent) {
+		switch {
+		case ev.Output != "":
+			fmt.Fprint(e.stderr, ev.Output)
+		case ev.Instruction != "":
+			cached := ""
+			if ev.Cached {
+				cached = " (cached)"
+			}
+			fmt.Fprintf(e.stderr, "[%d/%d] %s%s\n", ev.Step, ev.Steps, ev.Instruction, cached)
+		case ev.Message != "":
+			fmt.Fprintln(e.stderr, ev.Message)
+		}
+	}
+}
+
+// debianBuild is the older `paddock template build debian`: mmdebstrap
+// on this host into --data.
+func debianBuild(e *env, cmd *cobra.Command, o template.DebianOptions, data string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("building a template needs root")
+	}
+	reg, err := template.Open(data, nil)
+	if err != nil {
+		return err
+	}
+	if err := reg.BuildDebian(cmd.Context(), o, e.stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "template %q is ready\n", orDefault(o.Name, "debian"))
+	return nil
 }
 
 func orDefault(s, d string) string {
@@ -63,4 +79,12 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+func printTemplate(e *env, t client.Template) {
+	fmt.Fprintf(e.stdout, "template %q ready (%s", t.Name, orDefault(t.Kind, "rootfs"))
+	if t.Layers > 0 {
+		fmt.Fprintf(e.stdout, ", %d layers, %s", t.Layers, sizeM(t.SizeBytes))
+	}
+	fmt.Fprintln(e.stdout, ")")
 }

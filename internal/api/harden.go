@@ -191,6 +191,9 @@ func isStdinStream(r *http.Request) bool {
 // stdin streams (bounded by what the process reads).
 func ownsBodyLimit(r *http.Request) bool {
 	p := r.URL.Path
+	if r.Method == http.MethodPost && (p == "/v1/templates/import" || p == "/v1/templates/build") {
+		return true // bounded by the template service (--max-upload) and the layer store
+	}
 	if !strings.HasPrefix(p, "/v1/sandboxes/") {
 		return false
 	}

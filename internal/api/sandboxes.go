@@ -18,7 +18,6 @@ func (s *Server) sandboxRoutes() {
 	s.authed("DELETE /v1/sandboxes/{id}", rights.Write, s.deleteSandbox)
 	s.authed("POST /v1/sandboxes/{id}/timeout", rights.Write, s.setTimeout)
 	s.authed("GET /v1/sandboxes/{id}/stats", rights.Read, s.sandboxStats)
-	s.authed("GET /v1/templates", rights.Read, s.listTemplates)
 }
 
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

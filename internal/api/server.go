@@ -33,8 +33,9 @@ type Options struct {
 	// Keys manages keys, tenants and tokens (nil: Auth, if it is an
 	// *auth.Service; else these routes answer unsupported).
 	Keys *auth.Service
-	// Templates is not used: the manager lists its templates.
-	Templates any
+	// Templates serves /v1/templates (templates.go); nil: only the list,
+	// by the manager.
+	Templates TemplateService
 	Version   string
 	// Mounts are further handlers served on the same port (MCP, E2B...),
 	// by pattern, e.g. "/mcp".
@@ -141,6 +142,7 @@ func New(o Options) *Server {
 	s.pauseRoutes()    // pause.go
 	s.snapshotRoutes() // snapshots.go
 	s.codeRoutes()     // code.go
+	s.templateRoutes() // templates.go
 	for pattern, h := range o.Mounts {
 		s.mounts = append(s.mounts, pattern)
 		s.mux.Handle(pattern, h)

@@ -65,6 +65,9 @@ type Request struct {
 	Allow      []string // hosts for "allowlist"
 	NoCache    bool
 	Log        func(Event)
+	// Bases, if set, resolves this build's FROM instead of Options.Bases
+	// (the template service's per-tenant view).
+	Bases BaseResolver
 }
 
 // Result is a finished build. Its layers are held by Lease until the
@@ -230,10 +233,14 @@ func (bd *build) runStage(ctx context.Context, idx int, st *instructions.Stage) 
 		s.key = prev.key
 		s.shell = prev.shell
 	default:
-		if bd.b.o.Bases == nil {
+		bases := bd.b.o.Bases
+		if bd.req.Bases != nil {
+			bases = bd.req.Bases
+		}
+		if bases == nil {
 			return nil, bd.stepErr(line, errors.New("this builder cannot resolve base images"))
 		}
-		b, err := bd.b.o.Bases.Resolve(ctx, name, bd.lease)
+		b, err := bases.Resolve(ctx, name, bd.lease)
 		if err != nil {
 			return nil, bd.wrapStep(line, err)
 		}

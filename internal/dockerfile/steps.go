@@ -215,7 +215,7 @@ func (bd *build) runStep(ctx context.Context, s *stage, c *instructions.RunComma
 		return nil
 	}
 	if bd.b.o.Runner == nil {
-		return bd.stepErr(line, errors.New("RUN is not available on this server"))
+		return bd.wrapStep(line, errs.New(errs.CodeUnsupported, "RUN is not available on this server (its builder has no sandbox runner yet)"))
 	}
 	upper, err := os.MkdirTemp(bd.b.o.TmpDir, "run-")
 	if err != nil {

@@ -30,10 +30,13 @@ type Config struct {
 	// directory, which holds the staging points and NewRoot, and the
 	// writable layer (quota'd, owned by the sandbox's root). RootLower,
 	// Overlays[].Lower and NewRoot are relative to the mount directory.
-	RootLower string    `json:"root_lower"` // lower layer of "/"
-	Overlays  []Overlay `json:"overlays"`   // further lowers at sub-paths (e.g. /usr)
-	NewRoot   string    `json:"new_root"`   // an empty directory to build the root on
-	ShmBytes  int64     `json:"shm_bytes"`  // size of /dev/shm
+	RootLower string `json:"root_lower"` // lower layer of "/"
+	// RootLowers, when set, replace RootLower: the lower layers of "/",
+	// top first (an image template's layer stack).
+	RootLowers []string  `json:"root_lowers,omitempty"`
+	Overlays   []Overlay `json:"overlays"`  // further lowers at sub-paths (e.g. /usr)
+	NewRoot    string    `json:"new_root"`  // an empty directory to build the root on
+	ShmBytes   int64     `json:"shm_bytes"` // size of /dev/shm
 
 	CgroupVersion   int    `json:"cgroup_version"`
 	CgroupExecDir   string `json:"cgroup_exec_dir"`   // where exec sub-groups go ("" = none)
@@ -44,9 +47,28 @@ type Config struct {
 
 	// Env is the sandbox-wide environment, under each exec's own.
 	Env map[string]string `json:"env,omitempty"`
+	// Image carries an image template's defaults (nil: none).
+	Image *ImageDefaults `json:"image,omitempty"`
 	// ExtraFiles are written into the root before hardening (e.g. a CA
 	// bundle for the egress proxy), path → content.
 	ExtraFiles map[string]string `json:"extra_files,omitempty"`
+}
+
+// ImageDefaults are what an image template's config asks of commands
+// that do not say otherwise.
+type ImageDefaults struct {
+	WorkDir string `json:"work_dir,omitempty"` // default working directory
+	// User, when set, is the identity UserUser stands for in this sandbox
+	// (the image's non-root USER) and the default user of commands.
+	User *ImageUser `json:"user,omitempty"`
+}
+
+// ImageUser is an image's USER resolved against its own /etc/passwd.
+type ImageUser struct {
+	UID  uint32 `json:"uid"`
+	GID  uint32 `json:"gid"`
+	Name string `json:"name"`
+	Home string `json:"home"`
 }
 
 // Ready is the guest's answer on the setup channel.

@@ -128,7 +128,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Options{Log: log, Manager: h.mgr, Auth: e.Auth, Templates: e.Templates, Version: "test",
+	a := api.New(api.Options{Log: log, Manager: h.mgr, Auth: e.Auth, Version: "test",
 		Mounts:     map[string]http.Handler{"/mcp": h.srv.Handler(e.Auth)},
 		Middleware: []func(http.Handler) http.Handler{api.Harden(api.HardenOptions{Log: log, AllowedOrigins: []string{"https://app.example"}})}})
 	h.hs = httptest.NewServer(a.Handler())

@@ -65,6 +65,8 @@ type Options struct {
 	// Browser, if set, drives the sandboxes' browsers: the browser tools
 	// are served (tools_browser.go).
 	Browser Browser
+	// Templates, if set, serves the template tools (tools_template.go).
+	Templates Templates
 }
 
 // Server is Paddock's MCP server: the tools over one Backend, served over
@@ -163,6 +165,9 @@ func (s *Server) newSDK(caller callerFunc) (*sdk.Server, error) {
 	coreTools(tb)
 	if s.o.Browser != nil {
 		browserTools(tb, s.o.Browser)
+	}
+	if s.o.Templates != nil {
+		templateTools(tb, s.o.Templates)
 	}
 	return srv, tb.err
 }

@@ -48,7 +48,8 @@ const (
 	Keys
 	// Audit: read the audit log and the metrics.
 	Audit
-	// Templates: build and delete templates (coming).
+	// Templates: pull, import, build, push and delete the tenant's own
+	// templates (publishing shared ones needs Admin).
 	Templates
 	// Snapshots: take, restore and delete sandbox snapshots (coming).
 	Snapshots
@@ -63,7 +64,7 @@ var names = map[Right]string{Read: "read", Write: "write", Exec: "exec", Admin: 
 
 // grants is the key scope that grants each right (admin grants all).
 var grants = map[Right]string{Read: "read", Write: "write", Exec: "exec", Admin: "admin", Network: "write",
-	Secrets: "write", Keys: "admin", Audit: "admin", Templates: "admin", Snapshots: "write", Volumes: "write"}
+	Secrets: "write", Keys: "admin", Audit: "admin", Templates: "write", Snapshots: "write", Volumes: "write"}
 
 // All is every right (what the admin scope holds).
 const All Set = Set(last - 1)

@@ -12,7 +12,7 @@ func TestFromScopes(t *testing.T) {
 		has, not []Right
 	}{
 		{[]string{"read"}, []Right{Read}, []Right{Write, Exec, Network, Secrets, Keys, Audit, Admin}},
-		{[]string{"write"}, []Right{Write, Network, Secrets, Snapshots, Volumes}, []Right{Read, Exec, Keys, Audit, Templates, Admin}},
+		{[]string{"write"}, []Right{Write, Network, Secrets, Snapshots, Volumes, Templates}, []Right{Read, Exec, Keys, Audit, Admin}},
 		{[]string{"exec"}, []Right{Exec}, []Right{Read, Write, Network}},
 		{[]string{"read", "exec"}, []Right{Read, Exec}, []Right{Write}},
 		{[]string{"admin"}, Every(), nil},

@@ -217,6 +217,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		m.mu.Lock()
 		m.boxes[r.ID] = b
 		m.mu.Unlock()
+		m.reattachTemplate(b) // templates_image.go
 		m.arm(b)
 		m.armIdle(b)
 		m.watch(b)
@@ -330,7 +331,11 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	if err != nil {
 		return Sandbox{}, err
 	}
-	tpl, err := m.tpl.Get(spec.Template)
+	tpl, err := m.templateFor(sc.Tenant, spec.Template) // templates_image.go: the tenant's, then shared
+	if err != nil {
+		return Sandbox{}, err
+	}
+	releaseTpl, err := m.leaseTemplate(spec, tpl) // templates_image.go
 	if err != nil {
 		return Sandbox{}, err
 	}
@@ -347,6 +352,7 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	}
 	start := time.Now()
 	sb, err := m.create(ctx, sc, spec, tpl, src)
+	m.holdTemplate(sb.ID, err, releaseTpl) // templates_image.go
 	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
 		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}
 	if spec.ForkOf != "" {
@@ -368,7 +374,7 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 		ExpiresAt: now.Add(time.Duration(spec.TimeoutS) * time.Second)}
 	if src != nil {
 		// A pool member's layer is already live: nothing to restore into.
-	} else if b := m.pool.claim(spec); b != nil {
+	} else if b := m.poolClaim(spec, tpl); b != nil {
 		var err error
 		if p := b.sb.Spec; p.CPU != spec.CPU || p.MemoryMB != spec.MemoryMB || p.Pids != spec.Pids {
 			err = b.inst.SetLimits(runtimeLimits(spec))
@@ -416,6 +422,11 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 		return Sandbox{}, err
 	}
 	b.inst = inst
+	if err := m.startImage(ctx, spec, tpl, inst); err != nil { // templates_image.go
+		_ = rt.Destroy(context.WithoutCancel(ctx), inst)
+		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
+		return Sandbox{}, err
+	}
 	if err := m.persist(ctx, b, false); err != nil {
 		_ = rt.Destroy(context.WithoutCancel(ctx), inst)
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)

@@ -48,6 +48,8 @@ type Config struct {
 
 	Audit AuditConfig
 	HTTP  HTTPConfig
+	// Templates configures image templates (templates.go).
+	Templates TemplatesConfig
 
 	// Network builds serve's sandbox network (nil: --no-network, loopback
 	// only). A host that cannot run it gets a warning and loopback only.

@@ -273,6 +273,12 @@ var wellFormed = map[string][2]string{
 	"POST /code":                          {"", `{"code":"1+1"}`},
 	"POST /snapshots":                     {"", `{"name":"walk"}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
+	// Template routes (not a sandbox's): well-formed, so a refusal can
+	// only be the right's.
+	"POST /v1/templates/pull":        {"", `{"ref":"127.0.0.1:1/walk:1","name":"walk"}`},
+	"POST /v1/templates/{name}/push": {"", `{"ref":"127.0.0.1:1/walk:1"}`},
+	"POST /v1/templates/build":       {"name=walk", ""},
+	"POST /v1/templates/import":      {"name=walk", ""},
 }
 
 // request is the well-formed query and body of a route (method, pattern).

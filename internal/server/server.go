@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/cgroup"
 	"github.com/paddockhq/paddock/internal/disk"
 	"github.com/paddockhq/paddock/internal/e2b"
+	"github.com/paddockhq/paddock/internal/layers"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/network"
@@ -28,6 +29,7 @@ import (
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/internal/template/tplsvc"
 	"github.com/paddockhq/paddock/internal/tenant"
 )
 
@@ -41,11 +43,14 @@ const ActionPermissions = "server.permissions"
 type Server struct {
 	Store     *store.DB
 	Templates *template.Registry
-	Cgroups   *cgroup.Host
-	Disk      disk.Store // nil: tmpfs layers inside each sandbox
-	LayerKind string     // "xfs" or "tmpfs"
-	Network   *network.Stack
-	Backend   *Backend
+	Layers    *layers.Store // image templates' layers (templates.go)
+	// TemplateService acts on templates for callers (templates.go).
+	TemplateService *tplsvc.Service
+	Cgroups         *cgroup.Host
+	Disk            disk.Store // nil: tmpfs layers inside each sandbox
+	LayerKind       string     // "xfs" or "tmpfs"
+	Network         *network.Stack
+	Backend         *Backend
 	// GVisor is the gVisor runtime: *gvisor.Backend, or gvisor.Unavailable
 	// saying why not (runtime_linux.go); nil off Linux.
 	GVisor   runtime.Backend
@@ -145,6 +150,9 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if s.Templates, err = template.Open(c.DataDir, s.log); err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
+	if err := s.openLayers(); err != nil { // templates.go: the layer store of image templates
+		return nil, err
+	}
 	if err := s.openRuntime(ctx); err != nil { // runtime_linux.go: cgroups, layers, network, native runtime
 		return nil, err
 	}
@@ -174,13 +182,16 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if c.WrapObserver != nil {
 		observer = c.WrapObserver(observer)
 	}
+	if err := s.openTemplateService(observer); err != nil { // templates.go
+		return nil, err
+	}
 	s.Manager = sandbox.New(sandbox.Config{
 		Limits:       limits,
 		MaxSandboxes: c.MaxSandboxes,
 		PoolSize:     s.poolSize(limits), // runtimes.go
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
 		LayerRAMMB:   layerRAM,
-	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
+	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.TemplateService.ForManager(),
 		Admission: s.admission(), Observer: observer, Snapshots: snaps, SnapshotQuota: s.Quotas.SnapshotQuotaBytes})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.

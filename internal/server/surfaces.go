@@ -48,6 +48,9 @@ func (s *Server) NewMCP(links mcp.PortLinker, o mcp.Options) (*mcp.Server, error
 	if s.Browser != nil {
 		o.Browser = s.Browser.Caller()
 	}
+	if s.TemplateService != nil && o.Templates == nil {
+		o.Templates = s.TemplateService
+	}
 	return mcp.New(mcp.Local(s.Manager.Caller(), links), o)
 }
 
@@ -166,6 +169,9 @@ func (s *Server) openAPI(mounts map[string]http.Handler, harden []func(http.Hand
 		PortsDomain: s.cfg.PortsDomain, Middleware: s.obs.middleware(harden...), Mounts: mounts, RateLimit: s.rateLimit()}
 	if s.Secrets != nil {
 		o.Secrets = s.Secrets
+	}
+	if s.TemplateService != nil {
+		o.Templates = s.TemplateService
 	}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec

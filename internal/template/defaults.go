@@ -44,6 +44,10 @@ type Defaults struct {
 	UID       int    `json:"uid"`
 	GID       int    `json:"gid"`
 	UserError string `json:"user_error,omitempty"`
+	// UserName and Home are the passwd entry of UID, when it has one: a
+	// sandbox's "user" identity takes them (docs/templates.md).
+	UserName string `json:"user_name,omitempty"`
+	Home     string `json:"home,omitempty"`
 
 	ExposedPorts []Port            `json:"exposed_ports,omitempty"`
 	Entrypoint   []string          `json:"entrypoint,omitempty"`
@@ -105,6 +109,15 @@ func defaultsFrom(cfg *v1.ConfigFile, lowers []string, start, ready []string) De
 		}
 	}
 	d.UID, d.GID, d.UserError = resolveUser(c.User, lowers)
+	if d.UID > 0 {
+		uid := strconv.Itoa(d.UID)
+		if e, ok := lookupAccount(lowers, "etc/passwd", func(f []string) bool { return f[2] == uid }); ok {
+			d.UserName = e[0]
+			if len(e) >= 6 && strings.HasPrefix(e[5], "/") {
+				d.Home = e[5]
+			}
+		}
+	}
 	return d
 }
 

@@ -36,6 +36,7 @@ type InUse func(name string) bool
 // ImageOptions configure PullImage, ImportImage and InstallImage.
 type ImageOptions struct {
 	Name     string   // template name (required)
+	Tenant   string   // the owning tenant, recorded in the template; "" for a shared one
 	Replace  bool     // replace an existing template of that name
 	StartCmd []string // overrides the image's sh.paddock.start-cmd label
 	ReadyCmd []string // overrides sh.paddock.ready-cmd / HEALTHCHECK
@@ -53,7 +54,8 @@ type Source struct {
 
 // imageMeta is the image part of template.json.
 type imageMeta struct {
-	Layers   []string `json:"layers"` // diff ids, bottom first
+	Layers   []string `json:"layers"`           // diff ids, bottom first
+	Tenant   string   `json:"tenant,omitempty"` // owner; "" for a shared template
 	RefOwner string   `json:"ref_owner"`
 	Source   Source   `json:"source"`
 	Defaults Defaults `json:"defaults"`
@@ -204,6 +206,7 @@ func (r *Registry) InstallImage(ctx context.Context, ls []layers.Layer, cfg *v1.
 		Builder:     src.Kind,
 		Image: &imageMeta{
 			Layers:   ids,
+			Tenant:   o.Tenant,
 			RefOwner: refOwnerPrefix + o.Name + ":" + randHex(),
 			Source:   src,
 			Defaults: defaultsFrom(cfg, lowers, o.StartCmd, o.ReadyCmd),
@@ -293,6 +296,7 @@ func (r *Registry) imageTemplate(t *Template, m *meta) error {
 		t.Layers[len(m.Image.Layers)-1-i] = l.Dir
 	}
 	t.DiffIDs = append([]string(nil), m.Image.Layers...)
+	t.Tenant = m.Image.Tenant
 	d := m.Image.Defaults
 	t.Defaults = &d
 	t.Source = m.Image.Source
@@ -443,6 +447,8 @@ func (r *Registry) GC() (removed int, freed int64, err error) {
 func (r *Registry) imageInfo(info *Info, m *meta) {
 	info.Kind = KindImage
 	info.Layers = len(m.Image.Layers)
+	info.Tenant = m.Image.Tenant
+	info.Source = m.Image.Source
 	st, err := r.layerStore()
 	if err != nil {
 		info.Ready = false
@@ -460,4 +466,21 @@ func (r *Registry) imageInfo(info *Info, m *meta) {
 			info.SharedBytes += l.DiskBytes
 		}
 	}
+}
+
+// Lease pins image template t's layers (a running sandbox's root) until
+// the returned release is called; other templates pin nothing.
+func (r *Registry) Lease(t *Template) (release func(), err error) {
+	if t == nil || t.Kind != KindImage {
+		return func() {}, nil
+	}
+	st, err := r.layerStore()
+	if err != nil {
+		return nil, err
+	}
+	l := st.NewLease()
+	if err := l.Hold(t.DiffIDs...); err != nil {
+		return nil, errs.Wrap(errs.CodeUnavailable, err, "template %q is damaged: a layer is missing from the store", t.Name)
+	}
+	return l.Release, nil
 }

@@ -108,6 +108,7 @@ func TestImageTemplatesShareLayers(t *testing.T) {
 	}
 	want := Defaults{
 		Env: []string{"PATH=/bin", "MODE=a"}, WorkingDir: "/app", User: "app:staff", UID: 1000, GID: 50,
+		UserName: "app", Home: "/home/app",
 		ExposedPorts: []Port{{53, "udp"}, {8080, "tcp"}},
 		Labels:       cfg.Labels,
 		StartCmd:     []string{"/bin/sh", "-c", "serve"},

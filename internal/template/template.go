@@ -26,6 +26,7 @@ type Template struct {
 	DiffIDs  []string  // the layers' diff ids, bottom first
 	Defaults *Defaults // what sandboxes of this template default to
 	Source   Source
+	Tenant   string // the owning tenant; "" for a shared template
 }
 
 // Info is what `paddock template ls` shows.
@@ -38,4 +39,6 @@ type Info struct {
 	Kind        string    `json:"kind,omitempty"`         // "image" for OCI templates
 	Layers      int       `json:"layers,omitempty"`       // image templates: layer count
 	SharedBytes int64     `json:"shared_bytes,omitempty"` // of SizeBytes, in layers other templates hold too
+	Tenant      string    `json:"tenant,omitempty"`       // image templates: the owner ("" shared)
+	Source      Source    `json:"source"`                 // image templates: where it came from
 }

@@ -429,3 +429,13 @@ func (a *Admission) SnapshotQuotaBytes(ctx context.Context, tenant string) (int6
 	}
 	return t.Quotas.MaxSnapshotMB << 20, nil
 }
+
+// TemplateQuota is tenant's template allowance: how many templates of
+// its own, and how many MiB their layers may take (0: unlimited).
+func (a *Admission) TemplateQuota(ctx context.Context, tenant string) (count int, bytes int64, err error) {
+	t, err := a.tenant(ctx, tenant)
+	if err != nil {
+		return 0, 0, err
+	}
+	return t.Quotas.MaxTemplates, t.Quotas.MaxTemplateMB << 20, nil
+}

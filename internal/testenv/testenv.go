@@ -105,6 +105,8 @@ type Options struct {
 	HTTP server.HTTPConfig
 	// PortsDomain is serve's --ports-domain.
 	PortsDomain string
+	// Templates is serve's image-template flags (--insecure-registry...).
+	Templates server.TemplatesConfig
 	// UpstreamRoots are the roots the egress proxy trusts when it injects
 	// secrets (serve's --egress-upstream-ca); nil: the system's.
 	UpstreamRoots *x509.CertPool
@@ -172,7 +174,7 @@ func New(t testing.TB, o Options) *Env {
 		UIDBase: e.UIDBase, Slots: slots, LayersSize: 8 << 30, Limits: o.Limits, PoolSize: o.PoolSize,
 		MaxSandboxes: o.MaxSandboxes, DefaultRuntime: o.DefaultRuntime, Audit: o.Audit.config(), HTTP: o.HTTP, PortsDomain: o.PortsDomain,
 		Network: o.NetworkConfig, ExternalNetwork: o.Network, E2B: !o.NoE2B, MCP: !o.NoMCP,
-		WrapObserver: e.observer} // audit.go
+		Templates: o.Templates, WrapObserver: e.observer} // audit.go
 	if !o.NoSecrets {
 		cfg.Secrets = &server.SecretsConfig{UpstreamRoots: o.UpstreamRoots}
 	}

@@ -122,6 +122,12 @@ var wellFormed = map[string]struct{ query, body string }{
 	"POST /v1/sandboxes/{id}/files/mkdir":            {body: `{"path":"/workspace/d"}`},
 	"POST /v1/sandboxes/{id}/files/move":             {body: `{"from":"/workspace/a","to":"/workspace/b"}`},
 	"POST /v1/sandboxes/{id}/files/edit":             {body: `{"path":"/workspace/a","old_string":"a","new_string":"b"}`},
+	// Template routes name no sandbox (a tenant's templates are checked
+	// by TestTemplateTenancy); kept well-formed for any walk of every route.
+	"POST /v1/templates/pull":        {body: `{"ref":"127.0.0.1:1/walk:1","name":"walk"}`},
+	"POST /v1/templates/{name}/push": {body: `{"ref":"127.0.0.1:1/walk:1"}`},
+	"POST /v1/templates/build":       {query: "?name=walk"},
+	"POST /v1/templates/import":      {query: "?name=walk"},
 }
 
 // Another tenant, on every route that names a sandbox (read from the

@@ -132,7 +132,7 @@ func TestWebSocketOrigin(t *testing.T) {
 		t.Fatalf("exec socket from a cross-site origin: %v", err)
 	}
 	// An allowed origin, once configured.
-	srv := api.New(api.Options{Manager: e.Manager, Auth: auth.NewAdmin(e.AdminKey), Templates: e.Templates, Version: "test"})
+	srv := api.New(api.Options{Manager: e.Manager, Auth: auth.NewAdmin(e.AdminKey), Version: "test"})
 	h, err := api.AllowWebSocketOrigins(srv.Handler(), []string{"app.example.com"})
 	if err != nil {
 		t.Fatal(err)

@@ -106,6 +106,7 @@ func start(cfg *guestapi.Config, dirs setupDirs) (*Agent, error) {
 		return nil, err
 	}
 	t1 := time.Now()
+	applyImage(cfg.Image) // image_linux.go
 	a := &Agent{cfg: *cfg, shell: "/bin/sh"}
 	if execDir >= 0 || memDir >= 0 {
 		a.cg = cgroup.NewDelegated(cgroup.Version(cfg.CgroupVersion), execDir, memDir)

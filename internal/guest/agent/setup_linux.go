@@ -48,7 +48,15 @@ func setupFS(cfg *guestapi.Config, dirs setupDirs) (execDir, memDir int, err err
 	layer := "/proc/self/fd/" + strconv.Itoa(dirs.layer)
 	under := func(p string) string { return mnt + "/" + filepath.Clean("/" + p)[1:] }
 	root := under(cfg.NewRoot)
-	if err := overlay(under(cfg.RootLower), layer, "root", root); err != nil {
+	if len(cfg.RootLowers) > 0 { // an image template's layer stack (image_linux.go)
+		lowers := make([]string, len(cfg.RootLowers))
+		for i, l := range cfg.RootLowers {
+			lowers[i] = under(l)
+		}
+		if err := overlayStack(lowers, layer, "root", root); err != nil {
+			return -1, -1, err
+		}
+	} else if err := overlay(under(cfg.RootLower), layer, "root", root); err != nil {
 		return -1, -1, err
 	}
 	for i, o := range cfg.Overlays {

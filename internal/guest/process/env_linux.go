@@ -50,14 +50,25 @@ func (s *Service) Env(id user.ID, cwd string, extra map[string]string, tty bool)
 	return env, m["PATH"]
 }
 
-// resolveCwd makes cwd absolute (relative to /workspace) and checks it is a
-// directory.
+// defaultCwd is where commands start unless they say otherwise.
+var defaultCwd = "/workspace"
+
+// SetDefaultCwd sets the default working directory (an image template's
+// WORKDIR); the agent calls it once at setup, before serving.
+func SetDefaultCwd(dir string) {
+	if path.IsAbs(dir) {
+		defaultCwd = path.Clean(dir)
+	}
+}
+
+// resolveCwd makes cwd absolute (relative to the default directory) and
+// checks it is a directory.
 func resolveCwd(cwd string) (string, error) {
 	if cwd == "" {
-		cwd = "/workspace"
+		cwd = defaultCwd
 	}
 	if !path.IsAbs(cwd) {
-		cwd = path.Join("/workspace", cwd)
+		cwd = path.Join(defaultCwd, cwd)
 	}
 	cwd = path.Clean(cwd)
 	fd, err := openWorkDir(cwd)

@@ -20,10 +20,21 @@ var ids = map[string]ID{
 	guestapi.UserUser: {1000, 1000, "/home/user", "user"},
 }
 
-// Lookup returns the identity named name ("" is root).
+// defaultName is the identity of a request that names none.
+var defaultName = guestapi.UserRoot
+
+// SetImageUser makes UserUser the image's own (non-root) USER and the
+// default identity; the agent calls it once at setup, before serving.
+func SetImageUser(u guestapi.ImageUser) {
+	ids[guestapi.UserUser] = ID{UID: u.UID, GID: u.GID, Home: u.Home, Name: u.Name}
+	defaultName = guestapi.UserUser
+}
+
+// Lookup returns the identity named name ("" is the default: root, or an
+// image template's user).
 func Lookup(name string) (ID, error) {
 	if name == "" {
-		name = guestapi.UserRoot
+		name = defaultName
 	}
 	id, ok := ids[name]
 	if !ok {

@@ -152,8 +152,9 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	if !idRE.MatchString(cfg.ID) {
 		return nil, errs.Invalid("invalid sandbox id")
 	}
-	if len(cfg.Template.Overlays)+1 > maxOverlays {
-		return nil, fmt.Errorf("template %s has too many layers", cfg.Template.Name)
+	stages, err := stagesOf(cfg.Template) // layers_linux.go
+	if err != nil {
+		return nil, err
 	}
 	slot, err := b.slots.alloc()
 	if err != nil {
@@ -199,7 +200,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		return nil, fmt.Errorf("run dir: %w", err)
 	}
 	inst.runDir = true
-	if err := b.mkMountDirs(cfg.ID, uid, len(cfg.Template.Overlays)+1); err != nil {
+	if err := b.mkMountDirs(cfg.ID, uid, stages); err != nil {
 		return nil, fmt.Errorf("run dir: %w", err)
 	}
 
@@ -227,10 +228,9 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		}
 		return nil
 	}
-	lowers := []string{cfg.Template.Root}
-	for i, o := range cfg.Template.Overlays {
-		gc.Overlays = append(gc.Overlays, guestapi.Overlay{Path: o.Path, Lower: guestStage(i + 1)})
-		lowers = append(lowers, o.Source)
+	lowers, err := templateLowers(cfg, &gc) // layers_linux.go
+	if err != nil {
+		return nil, err
 	}
 	inst.ph.mark("dirs")
 	if err := b.spawn(ctx, inst, &gc, lowers, lay, joinCgroup); err != nil {

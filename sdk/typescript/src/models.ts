@@ -808,14 +808,74 @@ export interface StreamInfo {
 
 export interface Template {
   created_at: string;
+  defaults?: TemplateDefaults;
   description: string;
+  /** "image" for templates from OCI images and builds */
+  kind?: string;
+  layers?: number;
   name: string;
   ready: boolean;
+  /** published by an admin for every tenant; otherwise the caller's tenant's own */
+  shared: boolean;
+  /** of size_bytes, in layers other templates or the build cache hold too */
+  shared_bytes?: number;
   size_bytes: number;
+  source?: TemplateSource;
+}
+
+/** The image's config as its sandboxes use it (docs/templates.md) */
+export interface TemplateDefaults {
+  cmd?: string[];
+  entrypoint?: string[];
+  env?: string[];
+  exposed_ports?: string[];
+  gid: number;
+  labels?: Record<string, string>;
+  ready_cmd?: string[];
+  start_cmd?: string[];
+  uid: number;
+  user?: string;
+  user_error?: string;
+  working_dir?: string;
+}
+
+/** One NDJSON line of a pull, import or build; the last has template or error */
+export interface TemplateEvent {
+  cached?: boolean;
+  error?: ErrorDetail;
+  instruction?: string;
+  message?: string;
+  output?: string;
+  stage?: string;
+  step?: number;
+  steps?: number;
+  template?: Template;
 }
 
 export interface TemplateList {
   templates: Template[];
+}
+
+export interface TemplatePullRequest {
+  name?: string;
+  ready_cmd?: string[];
+  /** [REGISTRY/]REPO[:TAG|@DIGEST] */
+  ref: string;
+  replace?: boolean;
+  /** admin only */
+  shared?: boolean;
+  start_cmd?: string[];
+}
+
+export interface TemplatePushRequest {
+  ref: string;
+}
+
+export interface TemplateSource {
+  digest?: string;
+  dockerfile_digest?: string;
+  kind: "registry" | "docker-save" | "oci-layout" | "oci-archive" | "build";
+  ref?: string;
 }
 
 export interface Tenant {
@@ -865,6 +925,10 @@ export interface TenantQuotas {
   max_sandboxes?: number;
   /** The tenant's snapshots together, in MiB (each counted whole); 0: no bound. */
   max_snapshot_mb?: number;
+  /** MiB the tenant's own templates' layers may take (0: unlimited) */
+  max_template_mb?: number;
+  /** the tenant's own templates, at most (0: unlimited) */
+  max_templates?: number;
   max_timeout_s?: number;
   /** cores across running sandboxes (429) */
   max_total_cpu?: number;
@@ -901,6 +965,7 @@ export const ERROR_CODES = ["invalid_argument", "command_not_found", "unauthenti
 
 /** Every operation of the API, by operationId: method and path. */
 export const OPERATIONS = {
+  buildTemplate: ["POST", "/v1/templates/build"],
   createKey: ["POST", "/v1/keys"],
   createSandbox: ["POST", "/v1/sandboxes"],
   createSandboxBrowserTab: ["POST", "/v1/sandboxes/{id}/browser/tabs"],
@@ -915,6 +980,8 @@ export const OPERATIONS = {
   deleteSandboxProcess: ["DELETE", "/v1/sandboxes/{id}/processes/{pid}"],
   deleteSecret: ["DELETE", "/v1/secrets/{name}"],
   deleteSnapshot: ["DELETE", "/v1/snapshots/{name}"],
+  deleteTemplate: ["DELETE", "/v1/templates/{name}"],
+  exportTemplate: ["GET", "/v1/templates/{name}/export"],
   getAudit: ["GET", "/v1/audit"],
   getAuditExport: ["GET", "/v1/audit/export"],
   getHealthz: ["GET", "/healthz"],
@@ -952,7 +1019,9 @@ export const OPERATIONS = {
   getSandboxStats: ["GET", "/v1/sandboxes/{id}/stats"],
   getSecret: ["GET", "/v1/secrets/{name}"],
   getSnapshot: ["GET", "/v1/snapshots/{name}"],
+  getTemplate: ["GET", "/v1/templates/{name}"],
   getTenant: ["GET", "/v1/tenants/{name}"],
+  importTemplate: ["POST", "/v1/templates/import"],
   listKeys: ["GET", "/v1/keys"],
   listSandboxBrowserTabs: ["GET", "/v1/sandboxes/{id}/browser/tabs"],
   listSandboxProcesses: ["GET", "/v1/sandboxes/{id}/processes"],
@@ -996,6 +1065,8 @@ export const OPERATIONS = {
   proxyPatchSandboxPort: ["PATCH", "/v1/sandboxes/{id}/ports/{port}/{path...}"],
   proxyPostSandboxPort: ["POST", "/v1/sandboxes/{id}/ports/{port}/{path...}"],
   proxyPutSandboxPort: ["PUT", "/v1/sandboxes/{id}/ports/{port}/{path...}"],
+  pullTemplate: ["POST", "/v1/templates/pull"],
+  pushTemplate: ["POST", "/v1/templates/{name}/push"],
   putSandboxFiles: ["PUT", "/v1/sandboxes/{id}/files"],
   putSandboxNetwork: ["PUT", "/v1/sandboxes/{id}/network"],
   putSecret: ["PUT", "/v1/secrets/{name}"],

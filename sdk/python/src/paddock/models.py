@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "CodeContext", "CodeContextList", "CodeContextRequest", "CodeEnd", "CodeError", "CodeEvent", "CodeExecuteRequest", "CodeExecution", "CodeOmission", "CodeResult", "CodeStart", "CreateSnapshotRequest", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "ForkRequest", "ForkResponse", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Snapshot", "SnapshotList", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateList", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
+__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "CodeContext", "CodeContextList", "CodeContextRequest", "CodeEnd", "CodeError", "CodeEvent", "CodeExecuteRequest", "CodeExecution", "CodeOmission", "CodeResult", "CodeStart", "CreateSnapshotRequest", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "ForkRequest", "ForkResponse", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Snapshot", "SnapshotList", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateDefaults", "TemplateEvent", "TemplateList", "TemplatePullRequest", "TemplatePushRequest", "TemplateSource", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
 
 
 @dataclass(kw_only=True)
@@ -2815,7 +2815,13 @@ class Template:
     description: str
     name: str
     ready: bool
+    shared: bool
     size_bytes: int
+    defaults: TemplateDefaults | None = None
+    kind: str | None = None
+    layers: int | None = None
+    shared_bytes: int | None = None
+    source: TemplateSource | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Template:
@@ -2824,7 +2830,13 @@ class Template:
             description=d["description"],
             name=d["name"],
             ready=d["ready"],
+            shared=d["shared"],
             size_bytes=d["size_bytes"],
+            defaults=None if (v := d.get("defaults")) is None else TemplateDefaults.from_dict(v),
+            kind=d.get("kind"),
+            layers=d.get("layers"),
+            shared_bytes=d.get("shared_bytes"),
+            source=None if (v := d.get("source")) is None else TemplateSource.from_dict(v),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -2837,8 +2849,134 @@ class Template:
             d["name"] = self.name
         if self.ready is not None:
             d["ready"] = self.ready
+        if self.shared is not None:
+            d["shared"] = self.shared
         if self.size_bytes is not None:
             d["size_bytes"] = self.size_bytes
+        if self.defaults is not None:
+            d["defaults"] = self.defaults.to_dict()
+        if self.kind is not None:
+            d["kind"] = self.kind
+        if self.layers is not None:
+            d["layers"] = self.layers
+        if self.shared_bytes is not None:
+            d["shared_bytes"] = self.shared_bytes
+        if self.source is not None:
+            d["source"] = self.source.to_dict()
+        return d
+
+
+@dataclass(kw_only=True)
+class TemplateDefaults:
+    """The image's config as its sandboxes use it (docs/templates.md)"""
+
+    gid: int
+    uid: int
+    cmd: list[str] | None = None
+    entrypoint: list[str] | None = None
+    env: list[str] | None = None
+    exposed_ports: list[str] | None = None
+    labels: dict[str, str] | None = None
+    ready_cmd: list[str] | None = None
+    start_cmd: list[str] | None = None
+    user: str | None = None
+    user_error: str | None = None
+    working_dir: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TemplateDefaults:
+        return cls(
+            gid=d["gid"],
+            uid=d["uid"],
+            cmd=d.get("cmd"),
+            entrypoint=d.get("entrypoint"),
+            env=d.get("env"),
+            exposed_ports=d.get("exposed_ports"),
+            labels=d.get("labels"),
+            ready_cmd=d.get("ready_cmd"),
+            start_cmd=d.get("start_cmd"),
+            user=d.get("user"),
+            user_error=d.get("user_error"),
+            working_dir=d.get("working_dir"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.gid is not None:
+            d["gid"] = self.gid
+        if self.uid is not None:
+            d["uid"] = self.uid
+        if self.cmd is not None:
+            d["cmd"] = self.cmd
+        if self.entrypoint is not None:
+            d["entrypoint"] = self.entrypoint
+        if self.env is not None:
+            d["env"] = self.env
+        if self.exposed_ports is not None:
+            d["exposed_ports"] = self.exposed_ports
+        if self.labels is not None:
+            d["labels"] = self.labels
+        if self.ready_cmd is not None:
+            d["ready_cmd"] = self.ready_cmd
+        if self.start_cmd is not None:
+            d["start_cmd"] = self.start_cmd
+        if self.user is not None:
+            d["user"] = self.user
+        if self.user_error is not None:
+            d["user_error"] = self.user_error
+        if self.working_dir is not None:
+            d["working_dir"] = self.working_dir
+        return d
+
+
+@dataclass(kw_only=True)
+class TemplateEvent:
+    """One NDJSON line of a pull, import or build; the last has template or error"""
+
+    cached: bool | None = None
+    error: ErrorDetail | None = None
+    instruction: str | None = None
+    message: str | None = None
+    output: str | None = None
+    stage: str | None = None
+    step: int | None = None
+    steps: int | None = None
+    template: Template | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TemplateEvent:
+        return cls(
+            cached=d.get("cached"),
+            error=None if (v := d.get("error")) is None else ErrorDetail.from_dict(v),
+            instruction=d.get("instruction"),
+            message=d.get("message"),
+            output=d.get("output"),
+            stage=d.get("stage"),
+            step=d.get("step"),
+            steps=d.get("steps"),
+            template=None if (v := d.get("template")) is None else Template.from_dict(v),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.cached is not None:
+            d["cached"] = self.cached
+        if self.error is not None:
+            d["error"] = self.error.to_dict()
+        if self.instruction is not None:
+            d["instruction"] = self.instruction
+        if self.message is not None:
+            d["message"] = self.message
+        if self.output is not None:
+            d["output"] = self.output
+        if self.stage is not None:
+            d["stage"] = self.stage
+        if self.step is not None:
+            d["step"] = self.step
+        if self.steps is not None:
+            d["steps"] = self.steps
+        if self.template is not None:
+            d["template"] = self.template.to_dict()
         return d
 
 
@@ -2856,6 +2994,89 @@ class TemplateList:
         d: dict[str, Any] = {}
         if self.templates is not None:
             d["templates"] = [x.to_dict() for x in self.templates]
+        return d
+
+
+@dataclass(kw_only=True)
+class TemplatePullRequest:
+    ref: str
+    name: str | None = None
+    ready_cmd: list[str] | None = None
+    replace: bool | None = None
+    shared: bool | None = None
+    start_cmd: list[str] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TemplatePullRequest:
+        return cls(
+            ref=d["ref"],
+            name=d.get("name"),
+            ready_cmd=d.get("ready_cmd"),
+            replace=d.get("replace"),
+            shared=d.get("shared"),
+            start_cmd=d.get("start_cmd"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.ref is not None:
+            d["ref"] = self.ref
+        if self.name is not None:
+            d["name"] = self.name
+        if self.ready_cmd is not None:
+            d["ready_cmd"] = self.ready_cmd
+        if self.replace is not None:
+            d["replace"] = self.replace
+        if self.shared is not None:
+            d["shared"] = self.shared
+        if self.start_cmd is not None:
+            d["start_cmd"] = self.start_cmd
+        return d
+
+
+@dataclass(kw_only=True)
+class TemplatePushRequest:
+    ref: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TemplatePushRequest:
+        return cls(
+            ref=d["ref"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.ref is not None:
+            d["ref"] = self.ref
+        return d
+
+
+@dataclass(kw_only=True)
+class TemplateSource:
+    kind: str
+    digest: str | None = None
+    dockerfile_digest: str | None = None
+    ref: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TemplateSource:
+        return cls(
+            kind=d["kind"],
+            digest=d.get("digest"),
+            dockerfile_digest=d.get("dockerfile_digest"),
+            ref=d.get("ref"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.kind is not None:
+            d["kind"] = self.kind
+        if self.digest is not None:
+            d["digest"] = self.digest
+        if self.dockerfile_digest is not None:
+            d["dockerfile_digest"] = self.dockerfile_digest
+        if self.ref is not None:
+            d["ref"] = self.ref
         return d
 
 
@@ -2985,6 +3206,8 @@ class TenantQuotas:
     max_pids: int | None = None
     max_sandboxes: int | None = None
     max_snapshot_mb: int | None = None
+    max_template_mb: int | None = None
+    max_templates: int | None = None
     max_timeout_s: int | None = None
     max_total_cpu: float | None = None
     max_total_memory_mb: int | None = None
@@ -3006,6 +3229,8 @@ class TenantQuotas:
             max_pids=d.get("max_pids"),
             max_sandboxes=d.get("max_sandboxes"),
             max_snapshot_mb=d.get("max_snapshot_mb"),
+            max_template_mb=d.get("max_template_mb"),
+            max_templates=d.get("max_templates"),
             max_timeout_s=d.get("max_timeout_s"),
             max_total_cpu=None if (v := d.get("max_total_cpu")) is None else float(v),
             max_total_memory_mb=d.get("max_total_memory_mb"),
@@ -3039,6 +3264,10 @@ class TenantQuotas:
             d["max_sandboxes"] = self.max_sandboxes
         if self.max_snapshot_mb is not None:
             d["max_snapshot_mb"] = self.max_snapshot_mb
+        if self.max_template_mb is not None:
+            d["max_template_mb"] = self.max_template_mb
+        if self.max_templates is not None:
+            d["max_templates"] = self.max_templates
         if self.max_timeout_s is not None:
             d["max_timeout_s"] = self.max_timeout_s
         if self.max_total_cpu is not None:
