@@ -23,7 +23,7 @@ func (s *Server) snapshotRoutes() {
 	})
 	s.authed("POST /v1/sandboxes/{id}/fork", rights.Write, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 		jsonCall(w, r, sc, func(ctx context.Context, sc sandbox.Scope, id string, req wire.ForkRequest) (wire.ForkResponse, error) {
-			forks, err := s.m.Fork(ctx, sc, id, req.Count)
+			forks, err := s.m.ForkWith(ctx, sc, id, req.Count, req.Memory)
 			if forks == nil {
 				forks = []sandbox.Sandbox{}
 			}

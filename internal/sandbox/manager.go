@@ -419,8 +419,15 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
 		return Sandbox{}, err
 	}
-	inst, err := rt.Create(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
-		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m)})
+	cfg := runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
+		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m)}
+	var inst runtime.Instance
+	if src != nil && src.image != "" {
+		cfg.Layer = nil
+		inst, err = rt.(imager).Restore(ctx, cfg, src.image) // memsnap.go; canRestore checked it
+	} else {
+		inst, err = rt.Create(ctx, cfg)
+	}
 	if err != nil {
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		m.log.Error("create sandbox", "sandbox", sb.ID, "err", err)

@@ -224,6 +224,9 @@ type layerFrom struct {
 	name  string
 	man   snapshot.Manifest
 	spool string // a fork's capture, as the tar file itself (fork.go)
+	// image is a gVisor checkpoint image to restore (processes and files,
+	// memsnap.go) instead of a layer.
+	image string
 }
 
 // source is the runtime's view of src (nil: an empty layer).
@@ -244,6 +247,15 @@ func (src *layerFrom) source(m *Manager) runtime.LayerSource {
 // canRestore refuses a snapshot create on a runtime that cannot restore.
 func canRestore(rt runtime.Backend, src *layerFrom) error {
 	if src == nil {
+		return nil
+	}
+	if src.image != "" {
+		if _, ok := rt.(imager); !ok {
+			if rt.Name() == wire.RuntimeNative {
+				return errNativeMemory("restore a memory image")
+			}
+			return errs.New(errs.CodeUnsupported, "the %s runtime cannot restore memory images", rt.Name())
+		}
 		return nil
 	}
 	if r, ok := rt.(runtime.FSRestorer); ok && r.RestoresFS() {

@@ -290,3 +290,9 @@ func syncDir(dir string) error {
 func (s *Store) Spool() (*os.File, error) {
 	return os.CreateTemp(filepath.Join(s.dir, "tmp"), "fork-*.tar")
 }
+
+// TempDir makes a directory in the store's tmp directory (emptied by
+// Open): a memory image being written. The caller removes it.
+func (s *Store) TempDir() (string, error) {
+	return os.MkdirTemp(filepath.Join(s.dir, "tmp"), "mem-*")
+}

@@ -120,3 +120,14 @@ func pushNetwork(ctx context.Context, sock string, s runtime.NetSetup) error {
 	}
 	return c.SetNetwork(ctx, nc)
 }
+
+// CheckpointTo saves running inst into a new image directory dir and
+// leaves it running (a memory snapshot, a fork with memory); it returns
+// the image's size. Restore starts sandboxes from the image.
+func (b *Backend) CheckpointTo(ctx context.Context, inst runtime.Instance, dir string) (int64, error) {
+	m, err := b.Checkpoint(ctx, inst, CheckpointOptions{Dir: dir, LeaveRunning: true})
+	if err != nil {
+		return 0, err
+	}
+	return m.Bytes(), nil
+}

@@ -1,0 +1,65 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/wire"
+)
+
+// Fork with memory through the API: each fork continues the source's
+// counter from the checkpoint, on its own (its writes unseen by the others
+// and the source); the source keeps running; the fork tree is recorded.
+// Native refuses with why.
+func TestForkMemory(t *testing.T) {
+	requireRunsc(t)
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	src, err := e.Client.Create(ctx, client.Spec{Runtime: "gvisor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startCounter(t, e.Client, src.ID)
+	before := readCounter(t, e.Client, src.ID)
+	forks, err := e.Client.ForkMemory(ctx, src.ID, 2)
+	if err != nil || len(forks) != 2 {
+		t.Fatalf("fork with memory: %v %v", forks, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for i, f := range forks {
+		if f.ID == src.ID || f.Spec.ForkOf != src.ID || f.Spec.Runtime != "gvisor" {
+			t.Fatalf("fork %d: %+v", i, f)
+		}
+		c1 := readCounter(t, e.Client, f.ID)
+		time.Sleep(200 * time.Millisecond)
+		if c2 := readCounter(t, e.Client, f.ID); c1 < before || c2 <= c1 {
+			t.Fatalf("fork %d's counter: %d then %d, source was at %d when forked", i, c1, c2, before)
+		}
+	}
+	if s1 := readCounter(t, e.Client, src.ID); s1 < before {
+		t.Fatalf("the source restarted: %d < %d", s1, before)
+	}
+	if r, err := e.Client.Exec(ctx, forks[0].ID, client.ExecRequest{Cmd: []string{"sh", "-c", "echo mine > /tmp/f0"}}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("write: %+v %v", r, err)
+	}
+	for _, id := range []string{forks[1].ID, src.ID} {
+		if r, err := e.Client.Exec(ctx, id, client.ExecRequest{Cmd: []string{"cat", "/tmp/f0"}}); err != nil || r.ExitCode == 0 {
+			t.Fatalf("%s sees fork 0's file: %+v %v", id, r, err)
+		}
+	}
+	got, err := e.Client.Get(ctx, src.ID)
+	if err != nil || len(got.Forks) != 2 {
+		t.Fatalf("fork tree: %+v %v", got.Forks, err)
+	}
+	n, err := e.Client.Create(ctx, client.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Client.ForkMemory(ctx, n.ID, 1); apiCode(err) != wire.CodeUnsupported || !strings.Contains(err.Error(), "Landlock") {
+		t.Fatalf("fork with memory of a native sandbox: %v", err)
+	}
+}
