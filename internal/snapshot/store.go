@@ -78,12 +78,12 @@ type Manifest struct {
 	Source    string    `json:"source"` // the sandbox it was taken of
 	CreatedAt time.Time `json:"created_at"`
 	// Bytes is the size of its files' contents; Files counts entries.
-	Bytes   int64   `json:"bytes"`
-	Files   int     `json:"files"`
+	Bytes int64 `json:"bytes"`
+	Files int   `json:"files"`
 	// MemoryBytes is the size of its memory image (MemoryPath), 0 for a
 	// filesystem-only snapshot; counted in the tenant's bytes with Bytes.
-	MemoryBytes int64 `json:"memory_bytes,omitempty"`
-	Entries []Entry `json:"entries,omitempty"`
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	Entries     []Entry `json:"entries,omitempty"`
 }
 
 // Info is a Manifest without its entries.
