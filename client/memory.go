@@ -24,3 +24,18 @@ func (c *Client) CreateMemorySnapshot(ctx context.Context, id, name string) (Sna
 	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/snapshots", wire.CreateSnapshotRequest{Name: name, Memory: true}, &s)
 	return s, err
 }
+
+// CreateSnapshotWith is CreateSnapshot, or CreateMemorySnapshot with
+// memory (the MCP server's backend interface).
+func (c *Client) CreateSnapshotWith(ctx context.Context, id, name string, memory bool) (Snapshot, error) {
+	var s Snapshot
+	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/snapshots", wire.CreateSnapshotRequest{Name: name, Memory: memory}, &s)
+	return s, err
+}
+
+// ForkWith is Fork, or ForkMemory with memory.
+func (c *Client) ForkWith(ctx context.Context, id string, count int, memory bool) ([]Sandbox, error) {
+	var r wire.ForkResponse
+	err := c.call(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/fork", wire.ForkRequest{Count: count, Memory: memory}, &r)
+	return r.Sandboxes, err
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/wire"
 )
@@ -56,3 +57,14 @@ func memorySpec(spec *Spec, name string) error {
 
 // emptyTar is a tar stream of no files (its end: two zero blocks).
 var emptyTar [1024]byte
+
+// CreateSnapshotWith snapshots a sandbox, with its memory if asked
+// (Manager.CreateSnapshotWith).
+func (c *Caller) CreateSnapshotWith(ctx context.Context, id, name string, memory bool) (Snapshot, error) {
+	return c.m.CreateSnapshotWith(ctx, rights.FromContext(ctx), id, name, memory)
+}
+
+// ForkWith forks a sandbox, with its memory if asked (Manager.ForkWith).
+func (c *Caller) ForkWith(ctx context.Context, id string, count int, memory bool) ([]Sandbox, error) {
+	return c.m.ForkWith(ctx, rights.FromContext(ctx), id, count, memory)
+}
