@@ -109,7 +109,6 @@ func TestHibernateAcrossKill9(t *testing.T) {
 	if got, err := s.c.Get(ctx, sb.ID); err != nil || got.State != wire.StateHibernated {
 		t.Fatalf("after kill -9 and restart: %+v %v", got, err)
 	}
-	// The CLI, as users run it.
 	if _, err := s.c.Resume(ctx, sb.ID); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
