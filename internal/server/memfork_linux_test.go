@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/client"
+	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/wire"
 )
@@ -121,5 +122,49 @@ func TestMemorySnapshot(t *testing.T) {
 	}
 	if _, err := e.Client.CreateMemorySnapshot(ctx, n.ID, "mem2"); apiCode(err) != wire.CodeUnsupported || !strings.Contains(err.Error(), "Landlock") {
 		t.Fatalf("memory snapshot of a native sandbox: %v", err)
+	}
+}
+
+// A memory snapshot counts against max_snapshot_mb: over it, refused with
+// nothing kept (no snapshot, no image, no temporary); with room, taken.
+func TestMemorySnapshotQuota(t *testing.T) {
+	requireRunsc(t)
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	sb, err := e.Client.Create(ctx, client.Spec{Runtime: "gvisor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Quotas.Tenants().SetQuotas(ctx, e.Scope.Tenant, tenant.Quotas{MaxSnapshotMB: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Client.CreateMemorySnapshot(ctx, sb.ID, "big"); apiCode(err) != wire.CodeLimit || !strings.Contains(err.Error(), "max_snapshot_mb") {
+		t.Fatalf("memory snapshot over the quota: %v", err)
+	}
+	if list, _ := e.Client.Snapshots(ctx); len(list) != 0 {
+		t.Fatalf("a refused snapshot is listed: %+v", list)
+	}
+	for _, d := range []string{"tmp", "memory"} {
+		var left []string
+		_ = filepath.WalkDir(filepath.Join(e.Data, "snapshots", d), func(p string, de os.DirEntry, err error) error {
+			if err == nil && !de.IsDir() {
+				left = append(left, p)
+			}
+			return nil
+		})
+		if len(left) > 0 {
+			t.Fatalf("a refused memory snapshot left %v", left)
+		}
+	}
+	// Positive control: with room it is taken, and the sandbox runs on.
+	if _, err := e.Quotas.Tenants().SetQuotas(ctx, e.Scope.Tenant, tenant.Quotas{MaxSnapshotMB: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Client.CreateMemorySnapshot(ctx, sb.ID, "big")
+	if err != nil || s.MemoryBytes <= 1<<20 {
+		t.Fatalf("memory snapshot with room: %+v %v", s, err)
+	}
+	if r, err := e.Client.Exec(ctx, sb.ID, client.ExecRequest{Cmd: []string{"true"}}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("the source after the snapshot: %+v %v", r, err)
 	}
 }
