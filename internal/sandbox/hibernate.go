@@ -214,6 +214,18 @@ func (m *Manager) wake(ctx context.Context, b *box, actor, cause string) (Sandbo
 	if err != nil {
 		return Sandbox{}, err
 	}
+	// Asleep, it holds none of the tenant's CPU, memory or running
+	// sandboxes: waking takes them again, so it is admitted like a create
+	// (else hibernate-create-wake would run past a quota). Refused, it
+	// stays hibernated. The reservation ends once it is running (deferred).
+	aspec := sb.Spec
+	admitted, err := m.admit(ctx, Scope{Tenant: sb.Tenant, Actor: actor}, "create", &aspec)
+	defer admitted()
+	if err != nil {
+		_ = m.event(ctx, Event{Kind: "sandbox.restore", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Sandbox{}, err
+	}
 	data := map[string]any{"cause": cause}
 	if err := m.event(ctx, Event{Kind: "sandbox.restore", Phase: "intent", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data}); err != nil {
 		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")

@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/runtime/gvisor"
+	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/wire"
 )
@@ -235,5 +236,40 @@ func TestHibernateCorruptImage(t *testing.T) {
 	}
 	if err := e.Client.Delete(ctx, sb.ID); err != nil {
 		t.Fatalf("delete the failed sandbox: %v", err)
+	}
+}
+
+// A wake is admitted like a create: hibernate, create another, and the
+// wake past max_sandboxes is refused (the sandbox stays hibernated); with
+// room again it wakes.
+func TestHibernateWakeAdmitted(t *testing.T) {
+	requireRunsc(t)
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	if _, err := e.Quotas.Tenants().SetQuotas(ctx, e.Scope.Tenant, tenant.Quotas{MaxSandboxes: 1}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.Client.Create(ctx, client.Spec{Runtime: "gvisor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Client.Hibernate(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Client.Create(ctx, client.Spec{})
+	if err != nil {
+		t.Fatalf("create while the other sleeps: %v", err)
+	}
+	if _, err := e.Client.Resume(ctx, a.ID); apiCode(err) != wire.CodeLimit {
+		t.Fatalf("wake past the quota: %v", err)
+	}
+	if got, _ := e.Client.Get(ctx, a.ID); got.State != wire.StateHibernated {
+		t.Fatalf("after the refused wake: %+v", got)
+	}
+	if err := e.Client.Delete(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Client.Resume(ctx, a.ID); err != nil || got.State != wire.StateRunning {
+		t.Fatalf("wake with room: %+v %v", got, err)
 	}
 }
