@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
@@ -44,7 +45,7 @@ func (b *Backend) Hibernate(ctx context.Context, ri runtime.Instance) (int64, er
 	if err := os.RemoveAll(dir); err != nil {
 		return 0, fmt.Errorf("gvisor: stale image: %w", err)
 	}
-	m, err := b.Checkpoint(ctx, inst, CheckpointOptions{Dir: dir})
+	m, err := b.checkpointSettled(ctx, inst, CheckpointOptions{Dir: dir})
 	if err != nil {
 		return 0, err
 	}
@@ -125,9 +126,52 @@ func pushNetwork(ctx context.Context, sock string, s runtime.NetSetup) error {
 // leaves it running (a memory snapshot, a fork with memory); it returns
 // the image's size. Restore starts sandboxes from the image.
 func (b *Backend) CheckpointTo(ctx context.Context, inst runtime.Instance, dir string) (int64, error) {
-	m, err := b.Checkpoint(ctx, inst, CheckpointOptions{Dir: dir, LeaveRunning: true})
+	gi, ok := inst.(*instance)
+	if !ok {
+		return 0, errors.New("gvisor: foreign instance")
+	}
+	m, err := b.checkpointSettled(ctx, gi, CheckpointOptions{Dir: dir, LeaveRunning: true})
 	if err != nil {
 		return 0, err
 	}
 	return m.Bytes(), nil
+}
+
+// checkpointAttempts bounds the tries of checkpointSettled.
+const checkpointAttempts = 3
+
+// checkpointSettled is Checkpoint once the agent answers, tried again
+// while the sandbox runs on after a failure. Right after a checkpoint the
+// agent is re-dialling: gVisor cannot save a host socket it has shut down
+// but not yet closed (runsc checkpoint fails, the sandbox runs on), so a
+// second checkpoint soon after the first waits for the new connection.
+func (b *Backend) checkpointSettled(ctx context.Context, inst *instance, o CheckpointOptions) (*Manifest, error) {
+	var err error
+	for attempt := range checkpointAttempts {
+		b.settleAgent(ctx, inst)
+		var m *Manifest
+		if m, err = b.Checkpoint(ctx, inst, o); err == nil || errs.CodeOf(err) != errs.CodeInternal {
+			return m, err
+		}
+		select {
+		case <-inst.done:
+			return nil, err
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+		b.log.Warn("gvisor: checkpoint failed; trying again", "sandbox", inst.id, "attempt", attempt+1, "err", err)
+	}
+	return nil, err
+}
+
+// settleAgent waits (briefly) until the agent answers on a connection of
+// its own.
+func (b *Backend) settleAgent(ctx context.Context, inst *instance) {
+	if inst.guest == nil {
+		return
+	}
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, _ = inst.guest.Health(hctx)
 }
