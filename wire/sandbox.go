@@ -10,6 +10,9 @@ const (
 	StateRunning State = "running"
 	StateFailed  State = "failed" // the guest exited on its own; resources released
 	StatePaused  State = "paused" // frozen in place (docs/state.md)
+	// StateHibernated: checkpointed to disk, RAM released (gVisor only;
+	// docs/state.md).
+	StateHibernated State = "hibernated"
 )
 
 // Sandbox is one sandbox.
@@ -54,8 +57,8 @@ type Spec struct {
 	AutoResume bool `json:"auto_resume,omitempty"`
 	// PausedTimeoutS bounds how long it may stay paused (default 7 days).
 	PausedTimeoutS int64 `json:"paused_timeout_s,omitempty"`
-	// OnTimeout is what its timeout does: OnTimeoutKill (default) or
-	// OnTimeoutPause.
+	// OnTimeout is what its timeout does: OnTimeoutKill (default),
+	// OnTimeoutPause or (gVisor) OnTimeoutHibernate.
 	OnTimeout string `json:"on_timeout,omitempty"`
 	// IdlePauseAfterS pauses it after that long without exec, file,
 	// process or port traffic (0: never).
@@ -87,6 +90,8 @@ type RuntimeInfo struct {
 const (
 	OnTimeoutKill  = "kill"
 	OnTimeoutPause = "pause"
+	// OnTimeoutHibernate checkpoints it to disk (gVisor only).
+	OnTimeoutHibernate = "hibernate"
 )
 
 // Network is the egress policy of a sandbox (docs/network.md).

@@ -19,7 +19,7 @@ type lifeFlags struct {
 
 func (f *lifeFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.autoResume, "auto-resume", false, "calls on the sandbox while it is paused resume it first (instead of failing with sandbox_paused)")
-	fs.StringVar(&f.onTimeout, "on-timeout", "", "what the timeout does: kill (default) or pause")
+	fs.StringVar(&f.onTimeout, "on-timeout", "", "what the timeout does: kill (default), pause or (gVisor) hibernate")
 	fs.StringVar(&f.idle, "idle-pause-after", "", "pause after this long without exec, file, process or port traffic, e.g. 10m")
 	fs.StringVar(&f.pausedTO, "paused-timeout", "", "how long it may stay paused before it is destroyed (default 7d), e.g. 48h")
 	fs.StringVar(&f.snapshot, "snapshot", "", "start with the files of this snapshot (paddock snapshot ls); its template is the snapshot's")

@@ -10,13 +10,18 @@ import (
 // newSnapshotCmd is `paddock snapshot create|ls|rm` (docs/state.md).
 func newSnapshotCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{Use: "snapshot", Short: "Save sandboxes' files as snapshots, list and delete them"}
-	var asJSON bool
+	var asJSON, memory bool
 	create := &cobra.Command{
 		Use:   "create ID NAME",
 		Short: "Snapshot a sandbox's files (it is frozen for the copy); start from it with paddock create --snapshot NAME",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := e.client().CreateSnapshot(cmd.Context(), args[0], args[1])
+			c := e.client()
+			create := c.CreateSnapshot
+			if memory {
+				create = c.CreateMemorySnapshot
+			}
+			s, err := create(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}
@@ -28,6 +33,7 @@ func newSnapshotCmd(e *env) *cobra.Command {
 		},
 	}
 	create.Flags().BoolVar(&asJSON, "json", false, "print the snapshot as JSON")
+	create.Flags().BoolVar(&memory, "memory", false, "also checkpoint its processes and memory (gVisor; a create from it continues them)")
 	ls := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
@@ -43,9 +49,13 @@ func newSnapshotCmd(e *env) *cobra.Command {
 			}
 			rows := make([][]string, 0, len(list))
 			for _, s := range list {
-				rows = append(rows, []string{s.Name, s.Template, s.Source, mib(s.Bytes), strconv.Itoa(s.Files), ago(s.CreatedAt)})
+				mem := "-"
+				if s.Memory {
+					mem = mib(s.MemoryBytes)
+				}
+				rows = append(rows, []string{s.Name, s.Template, s.Source, mib(s.Bytes), strconv.Itoa(s.Files), mem, ago(s.CreatedAt)})
 			}
-			table(e.stdout, []string{"NAME", "TEMPLATE", "SOURCE", "SIZE", "FILES", "CREATED"}, rows)
+			table(e.stdout, []string{"NAME", "TEMPLATE", "SOURCE", "SIZE", "FILES", "MEMORY", "CREATED"}, rows)
 			return nil
 		},
 	}
@@ -66,12 +76,18 @@ func newSnapshotCmd(e *env) *cobra.Command {
 // newForkCmd is `paddock fork ID [--count N]`.
 func newForkCmd(e *env) *cobra.Command {
 	var count int
+	var memory bool
 	cmd := &cobra.Command{
 		Use:   "fork ID",
 		Short: "Make new sandboxes from one capture of a sandbox's files, spec and network policy (prints their ids)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			forks, err := e.client().Fork(cmd.Context(), args[0], count)
+			c := e.client()
+			fork := c.Fork
+			if memory {
+				fork = c.ForkMemory
+			}
+			forks, err := fork(cmd.Context(), args[0], count)
 			if err != nil {
 				return err
 			}
@@ -82,6 +98,7 @@ func newForkCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVarP(&count, "count", "n", 1, "how many forks (1 to 100)")
+	cmd.Flags().BoolVar(&memory, "memory", false, "each fork continues the running processes, memory included (gVisor)")
 	return cmd
 }
 

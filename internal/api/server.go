@@ -139,10 +139,11 @@ func New(o Options) *Server {
 	s.secretRoutes()
 	s.portRoutes()
 	s.browserRoutes()
-	s.pauseRoutes()    // pause.go
-	s.snapshotRoutes() // snapshots.go
-	s.codeRoutes()     // code.go
-	s.templateRoutes() // templates.go
+	s.pauseRoutes()     // pause.go
+	s.hibernateRoutes() // hibernate.go
+	s.snapshotRoutes()  // snapshots.go
+	s.codeRoutes()      // code.go
+	s.templateRoutes()  // templates.go
 	for pattern, h := range o.Mounts {
 		s.mounts = append(s.mounts, pattern)
 		s.mux.Handle(pattern, h)

@@ -13,7 +13,7 @@ import (
 func (s *Server) snapshotRoutes() {
 	s.authed("POST /v1/sandboxes/{id}/snapshots", rights.Snapshots, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 		if req, ok := decoded[wire.CreateSnapshotRequest](w, r); ok {
-			snap, err := s.m.CreateSnapshot(r.Context(), sc, r.PathValue("id"), req.Name)
+			snap, err := s.m.CreateSnapshotWith(r.Context(), sc, r.PathValue("id"), req.Name, req.Memory)
 			if err != nil {
 				writeError(w, r, err)
 				return
@@ -23,7 +23,7 @@ func (s *Server) snapshotRoutes() {
 	})
 	s.authed("POST /v1/sandboxes/{id}/fork", rights.Write, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 		jsonCall(w, r, sc, func(ctx context.Context, sc sandbox.Scope, id string, req wire.ForkRequest) (wire.ForkResponse, error) {
-			forks, err := s.m.Fork(ctx, sc, id, req.Count)
+			forks, err := s.m.ForkWith(ctx, sc, id, req.Count, req.Memory)
 			if forks == nil {
 				forks = []sandbox.Sandbox{}
 			}

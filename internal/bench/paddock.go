@@ -31,6 +31,7 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sPause, sResume, sPausedCPU}, r.pause},                                            // pause.go
 		{[]string{sCodeREST, sCodeE2B, sCodeFirst, sCodeIdle}, r.code},                              // code.go
 		{[]string{sSnap100, sSnapCreate, sSnapTemplate, sFork10, sForkOne, sFork1Big}, r.snapshots}, // snapshot.go
+		{memoryNames, r.memory},                                                                     // memory.go
 	}
 	for _, step := range steps {
 		want := false

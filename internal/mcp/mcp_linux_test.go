@@ -275,7 +275,8 @@ func wantError(t *testing.T, name string, res *sdk.CallToolResult, substrings ..
 
 var toolNames = []string{"exec", "file_edit", "file_find", "file_list", "file_read", "file_search", "file_write",
 	"port_url", "process_list", "process_output", "process_signal", "process_start",
-	"run_code", "sandbox_create", "sandbox_delete", "sandbox_fork", "sandbox_list", "sandbox_pause", "sandbox_resume",
+	"run_code", "sandbox_create", "sandbox_delete", "sandbox_fork", "sandbox_fork_memory", "sandbox_hibernate", "sandbox_list",
+	"sandbox_memory_snapshot", "sandbox_pause", "sandbox_resume",
 	"sandbox_snapshot", "snapshot_delete", "snapshot_list"}
 
 func checkTools(t *testing.T, cs *sdk.ClientSession) {

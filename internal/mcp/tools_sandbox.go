@@ -16,9 +16,10 @@ func coreTools(tb *Toolbox) {
 	processTools(tb)
 	fileTools(tb)
 	portTools(tb)
-	pauseTools(tb) // tools_pause.go
-	codeTools(tb)  // tools_code.go
-	stateTools(tb) // tools_state.go: snapshots, fork
+	pauseTools(tb)  // tools_pause.go
+	memoryTools(tb) // tools_memory.go
+	codeTools(tb)   // tools_code.go
+	stateTools(tb)  // tools_state.go: snapshots, fork
 }
 
 // sandboxDoc is how every tool describes its sandbox argument.

@@ -29,6 +29,12 @@ const forkWorkers = 2
 // undone if one fails (the first error is answered); a fork of an
 // unknown sandbox is not found before anything happens.
 func (m *Manager) Fork(ctx context.Context, sc Scope, id string, count int) ([]Sandbox, error) {
+	return m.ForkWith(ctx, sc, id, count, false)
+}
+
+// ForkWith is Fork; with memory (gVisor only, memsnap_fork.go) each fork
+// also continues the source's running processes from one checkpoint.
+func (m *Manager) ForkWith(ctx context.Context, sc Scope, id string, count int, memory bool) ([]Sandbox, error) {
 	if err := sc.Need(rights.Write); err != nil {
 		return nil, err
 	}
@@ -55,18 +61,28 @@ func (m *Manager) Fork(ctx context.Context, sc Scope, id string, count int) ([]S
 	b.mu.Lock()
 	spec := b.sb.Spec
 	b.mu.Unlock()
-	data := map[string]any{"count": count}
+	if memory {
+		if _, err := m.imagerOf(spec, "fork sandboxes with their memory"); err != nil {
+			return nil, err
+		}
+	}
+	data := map[string]any{"count": count, "memory": memory}
 	if err := m.event(ctx, Event{Kind: "sandbox.fork", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id, Data: data}); err != nil {
 		return nil, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
 	}
 	start := time.Now()
-	forks, err := m.fork(ctx, sc, b, st, spec, count)
+	var forks []Sandbox
+	if memory {
+		forks, err = m.forkMemory(ctx, sc, b, spec, count) // memsnap_fork.go
+	} else {
+		forks, err = m.fork(ctx, sc, b, st, spec, count)
+	}
 	ids := make([]string, len(forks))
 	for i, f := range forks {
 		ids[i] = f.ID
 	}
 	res := Event{Kind: "sandbox.fork", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
-		Data: map[string]any{"count": count, "forks": ids}, Duration: time.Since(start)}
+		Data: map[string]any{"count": count, "memory": memory, "forks": ids}, Duration: time.Since(start)}
 	if err != nil {
 		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
@@ -97,7 +113,11 @@ func (m *Manager) fork(ctx context.Context, sc Scope, b *box, st *snapshot.Store
 	}
 	fs := spec
 	fs.Snapshot, fs.ForkOf = "", b.sb.ID
-	src := &layerFrom{name: "fork of " + b.sb.ID, spool: f.Name()}
+	return m.makeForks(ctx, sc, fs, &layerFrom{name: "fork of " + b.sb.ID, spool: f.Name()}, count)
+}
+
+// makeForks creates count sandboxes of spec fs from src, all or nothing.
+func (m *Manager) makeForks(ctx context.Context, sc Scope, fs Spec, src *layerFrom, count int) ([]Sandbox, error) {
 	out := make([]Sandbox, count)
 	errsOf := make([]error, count)
 	var wg sync.WaitGroup

@@ -186,6 +186,16 @@ func (m *Manager) Start(ctx context.Context) error {
 	keep := map[string]bool{}
 	var reattached, cleaned int
 	for _, r := range rows {
+		if r.State == string(StateHibernated) && !r.Pooled {
+			if m.adoptAsleep(r) { // hibernate.go
+				keep[r.ID] = true
+				reattached++
+			} else {
+				m.cleanupRow(ctx, r)
+				cleaned++
+			}
+			continue
+		}
 		if r.Pooled || (r.State != string(StateRunning) && r.State != string(StatePaused)) {
 			m.cleanupRow(ctx, r)
 			cleaned++
@@ -225,6 +235,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		reattached++
 	}
 	swept := m.sweep(ctx, keep) // runtimes.go: every runtime's
+	swept += m.sweepHibernated(keep)
 	m.log.Info("sandboxes reconciled", "reattached", reattached, "cleaned", cleaned, "swept", swept)
 	m.pool.start()
 	return nil
@@ -235,6 +246,9 @@ func (m *Manager) cleanupRow(ctx context.Context, r store.Sandbox) {
 	_ = json.Unmarshal(r.Spec, &spec)
 	if err := m.backendOf(spec).Cleanup(ctx, r.ID, r.Runtime); err != nil {
 		m.log.Error("cleanup failed", "sandbox", r.ID, "err", err)
+	}
+	if h, ok := m.backendOf(spec).(hibernator); ok {
+		_ = h.DropHibernated(r.ID) // a hibernated sandbox's image
 	}
 	if err := m.db.DeleteSandbox(ctx, r.ID); err != nil {
 		m.log.Error("forget sandbox", "sandbox", r.ID, "err", err)
@@ -411,8 +425,15 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 	if err := m.persist(ctx, b, false); err != nil { // a crash from here on is swept by id
 		return Sandbox{}, err
 	}
-	inst, err := rt.Create(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
-		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m)})
+	cfg := runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
+		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m)}
+	var inst runtime.Instance
+	if src != nil && src.image != "" {
+		cfg.Layer = nil
+		inst, err = rt.(imager).Restore(ctx, cfg, src.image) // memsnap.go; canRestore checked it
+	} else {
+		inst, err = rt.Create(ctx, cfg)
+	}
 	if err != nil {
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		m.log.Error("create sandbox", "sandbox", sb.ID, "err", err)
@@ -469,8 +490,8 @@ func (m *Manager) persist(ctx context.Context, b *box, pooled bool) error {
 	b.mu.Lock()
 	row := store.Sandbox{ID: b.sb.ID, Tenant: b.sb.Tenant, Template: b.sb.Spec.Template,
 		Spec: spec, CreatedAt: b.sb.CreatedAt, ExpiresAt: b.sb.ExpiresAt, Pooled: pooled}
-	if b.sb.State == StatePaused {
-		state = string(StatePaused)
+	if b.sb.State == StatePaused || b.sb.State == StateHibernated {
+		state = string(b.sb.State)
 		row.PausedAt, row.Remaining = *b.sb.PausedAt, b.pz.remaining
 	}
 	b.mu.Unlock()
@@ -524,34 +545,47 @@ func (m *Manager) expire(id string) {
 
 // watch notices a guest that exits on its own.
 func (m *Manager) watch(b *box) {
+	b.mu.Lock()
+	inst := b.inst
+	b.mu.Unlock()
+	if _, ok := isAsleep(inst); ok {
+		return // nothing runs (hibernate.go); wake watches what it restores
+	}
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
 		select {
-		case <-b.inst.Done():
+		case <-inst.Done():
 		case <-m.stop:
 			return
 		}
-		b.mu.Lock()
-		gone := b.gone
-		if !gone {
-			b.sb.State = StateFailed
-			b.sb.Reason = "the sandbox's agent exited unexpectedly (killed, or out of memory)"
-			if r, ok := b.inst.(runtime.ExitReasoner); ok && r.ExitReason() != "" {
-				b.sb.Reason = r.ExitReason()
-			}
-		}
-		b.mu.Unlock()
-		if gone {
-			return
-		}
-		ctx := context.Background()
-		m.log.Warn("sandbox failed", "sandbox", b.sb.ID)
-		_ = m.event(ctx, Event{Kind: "sandbox.fail", Phase: "event", Tenant: b.sb.Tenant, Sandbox: b.sb.ID,
-			Error: b.sb.Reason})
-		_ = m.db.SetSandboxState(ctx, b.sb.ID, string(StateFailed))
-		_ = m.backendOf(b.sb.Spec).Destroy(ctx, b.inst)
+		m.instFailed(b, inst)
 	}()
+}
+
+// instFailed marks b failed because inst, its instance, exited on its
+// own. An instance that ends by design (hibernation, hibernate.go) or is
+// no longer the box's does not count.
+func (m *Manager) instFailed(b *box, inst runtime.Instance) {
+	b.mu.Lock()
+	gone := b.gone || b.inst != inst || b.pz.hibernating
+	if !gone {
+		b.sb.State = StateFailed
+		b.sb.Reason = "the sandbox's agent exited unexpectedly (killed, or out of memory)"
+		if r, ok := inst.(runtime.ExitReasoner); ok && r.ExitReason() != "" {
+			b.sb.Reason = r.ExitReason()
+		}
+	}
+	b.mu.Unlock()
+	if gone {
+		return
+	}
+	ctx := context.Background()
+	m.log.Warn("sandbox failed", "sandbox", b.sb.ID)
+	_ = m.event(ctx, Event{Kind: "sandbox.fail", Phase: "event", Tenant: b.sb.Tenant, Sandbox: b.sb.ID,
+		Error: b.sb.Reason})
+	_ = m.db.SetSandboxState(ctx, b.sb.ID, string(StateFailed))
+	_ = m.backendOf(b.sb.Spec).Destroy(ctx, inst)
 }
 
 func (m *Manager) lookup(id string) *box {
@@ -624,6 +658,10 @@ func (m *Manager) destroy(b *box) {
 	if b.inst == nil {
 		return
 	}
+	if _, ok := isAsleep(b.inst); ok {
+		m.dropAsleep(b) // hibernate.go
+		return
+	}
 	if err := m.backendOf(b.sb.Spec).Destroy(context.Background(), b.inst); err != nil {
 		m.log.Error("destroy sandbox", "sandbox", b.sb.ID, "err", err)
 	}
@@ -653,7 +691,7 @@ func (m *Manager) SetTimeout(ctx context.Context, sc Scope, id string, d time.Du
 		return Sandbox{}, err
 	}
 	b.mu.Lock()
-	if b.sb.State == StatePaused {
+	if b.sb.State == StatePaused || b.sb.State == StateHibernated {
 		// The clock is stopped: the new life starts at resume.
 		b.pz.remaining = d
 		b.sb.RemainingMS = d.Milliseconds()
@@ -683,7 +721,7 @@ func (m *Manager) Stats(ctx context.Context, sc Scope, id string) (Stats, error)
 	b.mu.Lock()
 	state, reason := b.sb.State, b.sb.Reason
 	b.mu.Unlock()
-	if state != StateRunning && state != StatePaused { // a paused sandbox's consumption is readable
+	if state != StateRunning && state != StatePaused && state != StateHibernated { // a paused or hibernated (zero) sandbox's consumption is readable
 		return wire.Stats{}, errs.New(errs.CodeSandboxNotActive, "sandbox is %s: %s", state, reason)
 	}
 	st, err := b.inst.Stats()

@@ -38,6 +38,9 @@ type pauseState struct {
 	idle      *time.Timer   // idle_pause_after_s
 	active    atomic.Int64  // unix ns of the last exec/file/process/port call
 	busy      atomic.Int32  // calls in flight (an exec running is not idle)
+	// hibernating: a checkpoint is ending the instance by design (its
+	// exit is not a failure; hibernate.go).
+	hibernating bool
 }
 
 // normalizeLifecycle fills and checks the lifecycle fields of s.
@@ -46,8 +49,12 @@ func (l Limits) normalizeLifecycle(s *Spec) error {
 	case "":
 		s.OnTimeout = wire.OnTimeoutKill
 	case wire.OnTimeoutKill, wire.OnTimeoutPause:
+	case wire.OnTimeoutHibernate:
+		if isNative(*s) {
+			return errNativeMemory("hibernate sandboxes (on_timeout: hibernate)")
+		}
 	default:
-		return errs.Invalid("on_timeout must be %q or %q", wire.OnTimeoutKill, wire.OnTimeoutPause)
+		return errs.Invalid("on_timeout must be %q, %q or %q", wire.OnTimeoutKill, wire.OnTimeoutPause, wire.OnTimeoutHibernate)
 	}
 	if s.PausedTimeoutS == 0 {
 		s.PausedTimeoutS = int64(DefaultPausedTimeout / time.Second)
@@ -84,6 +91,9 @@ func (m *Manager) Resume(ctx context.Context, sc Scope, id string) (Sandbox, err
 	b, err := m.find(sc, id)
 	if err != nil {
 		return Sandbox{}, err
+	}
+	if m.snapshotOf(b).State == StateHibernated { // hibernate.go
+		return m.wake(ctx, b, sc.Actor, causeCall)
 	}
 	return m.resume(ctx, b, sc.Actor, causeCall)
 }
@@ -243,6 +253,15 @@ func (m *Manager) gate(sc Scope, b *box) error {
 	b.mu.Lock()
 	st, auto := b.sb.State, b.sb.Spec.AutoResume
 	b.mu.Unlock()
+	if st == StateHibernated { // hibernate.go
+		if !auto {
+			return errHibernated()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wakeWait)
+		defer cancel()
+		_, err := m.wake(ctx, b, sc.Actor, causeAuto)
+		return err
+	}
 	if st != StatePaused {
 		return nil
 	}
@@ -320,7 +339,15 @@ func (m *Manager) idleCheck(id string) {
 func (m *Manager) expireOrPause(b *box) bool {
 	b.mu.Lock()
 	pause := b.sb.State == StateRunning && b.sb.Spec.OnTimeout == wire.OnTimeoutPause
+	hib := b.sb.State == StateRunning && b.sb.Spec.OnTimeout == wire.OnTimeoutHibernate
 	b.mu.Unlock()
+	if hib {
+		if _, err := m.hibernate(context.Background(), b, "", causeTimeoutHibernate); err != nil {
+			m.log.Warn("hibernation at timeout failed; destroying", "sandbox", b.sb.ID, "err", err)
+			return false
+		}
+		return true
+	}
 	if !pause {
 		return false
 	}

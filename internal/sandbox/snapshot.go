@@ -21,7 +21,8 @@ import (
 type Snapshot = wire.Snapshot
 
 func snapshotView(m snapshot.Manifest) Snapshot {
-	return Snapshot{Name: m.Name, Template: m.Template, Source: m.Source, CreatedAt: m.CreatedAt, Bytes: m.Bytes, Files: m.Files}
+	return Snapshot{Name: m.Name, Template: m.Template, Source: m.Source, CreatedAt: m.CreatedAt, Bytes: m.Bytes, Files: m.Files,
+		Memory: m.MemoryBytes > 0, MemoryBytes: m.MemoryBytes}
 }
 
 func (m *Manager) snapStore() (*snapshot.Store, error) {
@@ -34,6 +35,12 @@ func (m *Manager) snapStore() (*snapshot.Store, error) {
 // CreateSnapshot captures sandbox id's files as snapshot name: the sandbox
 // is frozen for the copy (a paused one stays paused) and thawed after.
 func (m *Manager) CreateSnapshot(ctx context.Context, sc Scope, id, name string) (Snapshot, error) {
+	return m.CreateSnapshotWith(ctx, sc, id, name, false)
+}
+
+// CreateSnapshotWith is CreateSnapshot; with memory (gVisor only,
+// memsnap.go) the snapshot also holds a checkpoint of the processes.
+func (m *Manager) CreateSnapshotWith(ctx context.Context, sc Scope, id, name string, memory bool) (Snapshot, error) {
 	if err := sc.Need(rights.Snapshots); err != nil {
 		return Snapshot{}, err
 	}
@@ -52,14 +59,27 @@ func (m *Manager) CreateSnapshot(ctx context.Context, sc Scope, id, name string)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	data := map[string]any{"name": name}
+	if memory {
+		b.mu.Lock()
+		spec := b.sb.Spec
+		b.mu.Unlock()
+		if _, err := m.imagerOf(spec, "take memory snapshots"); err != nil {
+			return Snapshot{}, err
+		}
+	}
+	data := map[string]any{"name": name, "memory": memory}
 	if err := m.event(ctx, Event{Kind: "snapshot.create", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id, Data: data}); err != nil {
 		return Snapshot{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
 	}
 	start := time.Now()
-	man, err := m.capture(ctx, b, st, snapshot.Meta{Tenant: sc.Tenant, Name: name}, quota)
+	var man snapshot.Manifest
+	if memory {
+		man, err = m.captureMemory(ctx, b, st, snapshot.Meta{Tenant: sc.Tenant, Name: name}, quota) // memsnap.go
+	} else {
+		man, err = m.capture(ctx, b, st, snapshot.Meta{Tenant: sc.Tenant, Name: name}, quota)
+	}
 	res := Event{Kind: "snapshot.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: id,
-		Data: map[string]any{"name": name, "bytes": man.Bytes, "files": man.Files}, Duration: time.Since(start)}
+		Data: map[string]any{"name": name, "bytes": man.Bytes, "files": man.Files, "memory": memory, "memory_bytes": man.MemoryBytes}, Duration: time.Since(start)}
 	if err != nil {
 		res.Error, res.Code = errs.Public(err), string(errs.CodeOf(err))
 	}
@@ -224,6 +244,9 @@ type layerFrom struct {
 	name  string
 	man   snapshot.Manifest
 	spool string // a fork's capture, as the tar file itself (fork.go)
+	// image is a gVisor checkpoint image to restore (processes and files,
+	// memsnap.go) instead of a layer.
+	image string
 }
 
 // source is the runtime's view of src (nil: an empty layer).
@@ -244,6 +267,15 @@ func (src *layerFrom) source(m *Manager) runtime.LayerSource {
 // canRestore refuses a snapshot create on a runtime that cannot restore.
 func canRestore(rt runtime.Backend, src *layerFrom) error {
 	if src == nil {
+		return nil
+	}
+	if src.image != "" {
+		if _, ok := rt.(imager); !ok {
+			if rt.Name() == wire.RuntimeNative {
+				return errNativeMemory("restore a memory image")
+			}
+			return errs.New(errs.CodeUnsupported, "the %s runtime cannot restore memory images", rt.Name())
+		}
 		return nil
 	}
 	if r, ok := rt.(runtime.FSRestorer); ok && r.RestoresFS() {
@@ -278,6 +310,14 @@ func (m *Manager) snapshotSource(ctx context.Context, sc Scope, spec *Spec) (*la
 	} else if spec.Template != man.Template {
 		release()
 		return nil, func() {}, errs.Invalid("snapshot %s is of template %s, not %s", man.Name, man.Template, spec.Template)
+	}
+	if man.MemoryBytes > 0 {
+		// Its processes come back: only the runtime that made it can.
+		if err := memorySpec(spec, man.Name); err != nil {
+			release()
+			return nil, func() {}, err
+		}
+		return &layerFrom{name: man.Name, man: man, image: st.MemoryPath(man)}, release, nil
 	}
 	return &layerFrom{name: man.Name, man: man}, release, nil
 }

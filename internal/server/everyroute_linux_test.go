@@ -272,6 +272,8 @@ var wellFormed = map[string][2]string{
 	"POST /processes/{pid}/resize":        {"", `{"rows":24,"cols":80}`},
 	"POST /code":                          {"", `{"code":"1+1"}`},
 	"POST /snapshots":                     {"", `{"name":"walk"}`},
+	"POST /hibernate":                     {"", ""}, // no body: a lifecycle action
+	"POST /fork":                          {"", `{"count":1,"memory":true}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
 	// Template routes (not a sandbox's): well-formed, so a refusal can
 	// only be the right's.

@@ -9,6 +9,7 @@
 //
 //	DIR/blobs/<tenant>/<aa>/<sha256>      file contents, 0600
 //	DIR/manifests/<tenant>/<name>.json    one per snapshot, 0600
+//	DIR/memory/<tenant>/<name>/           a memory snapshot's gVisor image
 //	DIR/tmp/                              partial writes (emptied by Open)
 //
 // <tenant> is the tenant name hex-encoded. Blobs are per tenant: a shared
@@ -77,9 +78,12 @@ type Manifest struct {
 	Source    string    `json:"source"` // the sandbox it was taken of
 	CreatedAt time.Time `json:"created_at"`
 	// Bytes is the size of its files' contents; Files counts entries.
-	Bytes   int64   `json:"bytes"`
-	Files   int     `json:"files"`
-	Entries []Entry `json:"entries,omitempty"`
+	Bytes int64 `json:"bytes"`
+	Files int   `json:"files"`
+	// MemoryBytes is the size of its memory image (MemoryPath), 0 for a
+	// filesystem-only snapshot; counted in the tenant's bytes with Bytes.
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	Entries     []Entry `json:"entries,omitempty"`
 }
 
 // Info is a Manifest without its entries.
@@ -100,7 +104,7 @@ type Store struct {
 // partial writes and blobs no manifest names — are removed.
 func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, refs: map[string]int{}, pending: map[string]int{}, inUse: map[string]int{}, bytes: map[string]int64{}}
-	for _, d := range []string{"", "blobs", "manifests", "tmp"} {
+	for _, d := range []string{"", "blobs", "manifests", "memory", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			return nil, fmt.Errorf("snapshots: %w", err)
 		}
@@ -111,6 +115,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
+	named := map[string]bool{} // memory images manifests name
 	tenants, _ := os.ReadDir(filepath.Join(dir, "manifests"))
 	for _, t := range tenants {
 		files, _ := os.ReadDir(filepath.Join(dir, "manifests", t.Name()))
@@ -127,7 +132,21 @@ func Open(dir string) (*Store, error) {
 			for _, b := range s.blobsOf(m) {
 				s.refs[b]++
 			}
-			s.bytes[m.Tenant] += m.Bytes
+			s.bytes[m.Tenant] += m.Bytes + m.MemoryBytes
+			if m.MemoryBytes > 0 {
+				named[s.memoryPath(m.Tenant, m.Name)] = true
+			}
+		}
+	}
+	// Memory images nobody names: a crash between the image's move and
+	// its manifest, or after the manifest's removal.
+	mts, _ := os.ReadDir(filepath.Join(dir, "memory"))
+	for _, t := range mts {
+		imgs, _ := os.ReadDir(filepath.Join(dir, "memory", t.Name()))
+		for _, i := range imgs {
+			if p := filepath.Join(dir, "memory", t.Name(), i.Name()); !named[p] {
+				_ = os.RemoveAll(p)
+			}
 		}
 	}
 	// Blobs nobody names: a crash after they were written, before the
@@ -155,6 +174,13 @@ func tenantDir(tenant string) string { return hex.EncodeToString([]byte(tenant))
 func (s *Store) manifestPath(tenant, name string) string {
 	return filepath.Join(s.dir, "manifests", tenantDir(tenant), name+".json")
 }
+
+func (s *Store) memoryPath(tenant, name string) string {
+	return filepath.Join(s.dir, "memory", tenantDir(tenant), name)
+}
+
+// MemoryPath is where memory snapshot m's image is (m.MemoryBytes > 0).
+func (s *Store) MemoryPath(m Manifest) string { return s.memoryPath(m.Tenant, m.Name) }
 
 func (s *Store) blobPath(tenant, sum string) string {
 	return filepath.Join(s.dir, "blobs", tenantDir(tenant), sum[:2], sum)
@@ -263,7 +289,10 @@ func (s *Store) Delete(tenant, name string) error {
 		return err
 	}
 	_ = syncDir(filepath.Dir(p))
-	s.bytes[tenant] -= m.Bytes
+	s.bytes[tenant] -= m.Bytes + m.MemoryBytes
+	if m.MemoryBytes > 0 {
+		_ = os.RemoveAll(s.memoryPath(tenant, name))
+	}
 	for _, b := range s.blobsOf(m) {
 		if s.refs[b]--; s.refs[b] <= 0 {
 			delete(s.refs, b)
@@ -289,4 +318,10 @@ func syncDir(dir string) error {
 // stream only while the forks are made. The caller removes it.
 func (s *Store) Spool() (*os.File, error) {
 	return os.CreateTemp(filepath.Join(s.dir, "tmp"), "fork-*.tar")
+}
+
+// TempDir makes a directory in the store's tmp directory (emptied by
+// Open): a memory image being written. The caller removes it.
+func (s *Store) TempDir() (string, error) {
+	return os.MkdirTemp(filepath.Join(s.dir, "tmp"), "mem-*")
 }

@@ -26,6 +26,10 @@ const (
 // Meta is what a new snapshot records besides its files.
 type Meta struct {
 	Tenant, Name, Template, Source string
+	// MemoryDir is a complete memory image (a directory in the store's
+	// tmp, TempDir) of MemoryBytes the snapshot takes over; "": none.
+	MemoryDir   string
+	MemoryBytes int64
 }
 
 // Put reads a capture (a tar stream, runtime.FSCapturer's) into a new
@@ -100,6 +104,24 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader, maxBytes int64)
 		m.Entries = append(m.Entries, e)
 	}
 	m.Files = len(m.Entries)
+	if meta.MemoryDir != "" {
+		// The image moves in before the manifest names it: a crash in
+		// between leaves an image no manifest names, which Open removes.
+		mem := s.memoryPath(meta.Tenant, meta.Name)
+		if err := os.MkdirAll(filepath.Dir(mem), 0o700); err != nil {
+			return Manifest{}, err
+		}
+		_ = os.RemoveAll(mem) // an orphan of a crash, under this free name
+		if err := os.Rename(meta.MemoryDir, mem); err != nil {
+			return Manifest{}, fmt.Errorf("memory image: %w", err)
+		}
+		m.MemoryBytes = meta.MemoryBytes
+		if err := s.commit(m, p); err != nil {
+			_ = os.RemoveAll(mem)
+			return Manifest{}, err
+		}
+		return m, nil
+	}
 	return m, s.commit(m, p)
 }
 
@@ -189,7 +211,7 @@ func (s *Store) commit(m Manifest, p string) error {
 	for _, blob := range s.blobsOf(m) {
 		s.refs[blob]++
 	}
-	s.bytes[m.Tenant] += m.Bytes
+	s.bytes[m.Tenant] += m.Bytes + m.MemoryBytes
 	return nil
 }
 

@@ -114,6 +114,8 @@ var wellFormed = map[string]struct{ query, body string }{
 	"POST /v1/sandboxes/{id}/exec":                   {body: `{"cmd":["true"]}`},
 	"POST /v1/sandboxes/{id}/code":                   {body: `{"code":"1+1"}`},
 	"POST /v1/sandboxes/{id}/snapshots":              {body: `{"name":"walk"}`},
+	"POST /v1/sandboxes/{id}/hibernate":              {body: ""}, // a lifecycle action: no body
+	"POST /v1/sandboxes/{id}/fork":                   {body: `{"count":1,"memory":true}`},
 	"POST /v1/sandboxes/{id}/processes":              {body: `{"cmd":["true"]}`},
 	"POST /v1/sandboxes/{id}/processes/{pid}/resize": {body: `{"rows":24,"cols":80}`},
 	"GET /v1/sandboxes/{id}/exec/ws":                 {query: "?cmd=true"},

@@ -90,7 +90,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
 	m := &Manifest{Format: manifestFormat, Runsc: RunscVersion, Sandbox: inst.id, Token: inst.rec.Token,
-		Created: time.Now().UTC(), Networked: inst.rec.NetPid != 0, DiskBytes: inst.rec.DiskBytes,
+		Created: time.Now().UTC(), Networked: inst.rec.NetPid != 0, // started with --network sandbox DiskBytes: inst.rec.DiskBytes,
 		Pids: inst.rec.Pids, Hostname: inst.rec.Hostname, ShmBytes: inst.rec.ShmBytes, Files: files}
 	if err := writeJSON(filepath.Join(tmp, ManifestName), m, 0o600); err != nil {
 		return nil, fmt.Errorf("gvisor: manifest: %w", err)
@@ -125,8 +125,13 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 		return nil, err
 	}
 	tManifest := time.Since(t0)
-	if m.Networked || cfg.Network.Networked() {
-		return nil, errs.New(errs.CodeUnsupported, "restoring a gVisor sandbox with a network is not supported yet (its network stack is part of the image)")
+	if cfg.Network.Networked() && !m.Networked {
+		// As SetNetwork: gVisor's netstack takes its interfaces at start,
+		// and a sandbox checkpointed without one was started without.
+		return nil, errs.New(errs.CodeUnsupported, "the checkpointed gVisor sandbox had no network; a restore of it cannot be given one")
+	}
+	if cfg.Network.Networked() && b.o.Network == nil {
+		return nil, errs.New(errs.CodeUnsupported, "network mode %q is not available on this server (no sandbox networking)", cfg.Network.Mode)
 	}
 	if m.DiskBytes != cfg.Limits.DiskBytes {
 		// gVisor's overlay layers are restored at the size they were made.
@@ -156,16 +161,54 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 	if inst.link, err = newGuestLink(b.inSocket(cfg.ID), b.proxySocket(cfg.ID), m.Token, b.log); err != nil {
 		return nil, fmt.Errorf("guest socket: %w", err)
 	}
-	if err := b.writeSpec(inst, rfs, ""); err != nil {
+	// The network: a new namespace with the sandbox's veth, attached
+	// (egress rules, proxy, resolver) under cfg.ID. gVisor puts the
+	// namespace's interfaces, addresses and routes in place of those the
+	// image recorded (runsc's restorer keeps the new stack), so a fork gets
+	// its own address and a hibernated sandbox its attachment back.
+	netns := ""
+	var setup *runtime.NetSetup // what the agent must install once restored
+	if m.Networked {
+		ns, err := newNetNS()
+		if err != nil {
+			return nil, fmt.Errorf("network: %w", err)
+		}
+		defer ns.Release()
+		netns = ns.Path
+		inst.owned |= ownNetwork
+		inst.rec.NetPid = ns.Tid
+		if cfg.Network.Networked() {
+			s, err := b.o.Network.Attach(ctx, cfg.ID, ns.Tid, *cfg.Network)
+			if err != nil {
+				return nil, err
+			}
+			setup = &s
+		} else {
+			// Restored without its network: loopback only, as after a
+			// SetNetwork to none.
+			inst.netGone = true
+			s := runtime.LoopbackOnly()
+			setup = &s
+		}
+	}
+	if err := b.writeSpec(inst, rfs, netns); err != nil {
 		return nil, err
 	}
 	tPrep := time.Since(t0)
-	if err := b.start(ctx, inst, rfs, false, "restore", "--detach", "--image-path", dir); err != nil {
+	if err := b.start(ctx, inst, rfs, m.Networked, "restore", "--detach", "--image-path", dir); err != nil {
 		return nil, errs.Wrap(errs.CodeInvalid, err, "gVisor could not restore the checkpoint image")
 	}
 	tRunsc := time.Since(t0)
 	if err := b.waitReady(ctx, inst, b.o.ReadyTimeout); err != nil {
 		return nil, err
+	}
+	if setup != nil {
+		// The agent's memory holds the checkpointed sandbox's resolver,
+		// proxy variables and CA: this sandbox's replace them before
+		// anyone else talks to it.
+		if err := pushNetwork(ctx, b.proxySocket(cfg.ID), *setup); err != nil {
+			return nil, fmt.Errorf("gvisor: restored agent refused its network: %w", err)
+		}
 	}
 	b.log.Debug("gvisor: restored", "sandbox", cfg.ID, "manifest", tManifest, "prepared", tPrep, "runsc", tRunsc, "ready", time.Since(t0))
 	inst.guest = guestapi.NewClient(b.proxySocket(cfg.ID))

@@ -374,6 +374,8 @@ export interface CodeStart {
 }
 
 export interface CreateSnapshotRequest {
+  /** gVisor only: also checkpoint the sandbox's processes and memory (the sandbox keeps running); a create from the snapshot continues them. Counted against max_snapshot_mb. Native: 501 unsupported. */
+  memory?: boolean;
   /** Letters, digits, '.', '_' and '-'; no ".." */
   name: string;
 }
@@ -491,6 +493,8 @@ export interface FindResult {
 export interface ForkRequest {
   /** 0 means 1 */
   count?: number;
+  /** gVisor only: each fork continues the source's running processes, memory included, from one checkpoint (the source keeps running). Native: 501 unsupported. */
+  memory?: boolean;
 }
 
 export interface ForkResponse {
@@ -669,7 +673,7 @@ export interface Sandbox {
   /** While paused: the life the sandbox gets back when it resumes. */
   remaining_ms?: number;
   spec: Spec;
-  state: "running" | "paused" | "failed";
+  state: "running" | "paused" | "hibernated" | "failed";
   tenant: string;
 }
 
@@ -744,6 +748,10 @@ export interface Snapshot {
   created_at: string;
   /** Entries: files, directories, links */
   files: number;
+  /** It holds a checkpoint of the sandbox's processes (a create from it continues them; gVisor). */
+  memory?: boolean;
+  /** Size of its memory image (counted in the snapshot quota with bytes). */
+  memory_bytes?: number;
   name: string;
   /** The sandbox it was taken of */
   source: string;
@@ -769,8 +777,8 @@ export interface Spec {
   labels?: Record<string, string>;
   memory_mb?: number;
   network?: Network;
-  /** What its timeout does (default kill); pause: it sleeps, and a resume gives it a whole timeout_s again. */
-  on_timeout?: "kill" | "pause";
+  /** What its timeout does (default kill); pause: it sleeps, and a resume gives it a whole timeout_s again; hibernate (gVisor only): the same, checkpointed to disk with its memory released. */
+  on_timeout?: "kill" | "pause" | "hibernate";
   /** How long it may stay paused before it is destroyed (default 604800, 7 days). */
   paused_timeout_s?: number;
   pids?: number;
@@ -1048,6 +1056,7 @@ export const OPERATIONS = {
   postSandboxFilesMkdir: ["POST", "/v1/sandboxes/{id}/files/mkdir"],
   postSandboxFilesMove: ["POST", "/v1/sandboxes/{id}/files/move"],
   postSandboxFork: ["POST", "/v1/sandboxes/{id}/fork"],
+  postSandboxHibernate: ["POST", "/v1/sandboxes/{id}/hibernate"],
   postSandboxPause: ["POST", "/v1/sandboxes/{id}/pause"],
   postSandboxPortUrl: ["POST", "/v1/sandboxes/{id}/ports/{port}/url"],
   postSandboxProcessCloseStdin: ["POST", "/v1/sandboxes/{id}/processes/{pid}/close-stdin"],

@@ -1286,17 +1286,21 @@ class CodeStart:
 @dataclass(kw_only=True)
 class CreateSnapshotRequest:
     name: str
+    memory: bool | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CreateSnapshotRequest:
         return cls(
             name=d["name"],
+            memory=d.get("memory"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
         if self.name is not None:
             d["name"] = self.name
+        if self.memory is not None:
+            d["memory"] = self.memory
         return d
 
 
@@ -1722,17 +1726,21 @@ class FindResult:
 @dataclass(kw_only=True)
 class ForkRequest:
     count: int | None = None
+    memory: bool | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ForkRequest:
         return cls(
             count=d.get("count"),
+            memory=d.get("memory"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
         if self.count is not None:
             d["count"] = self.count
+        if self.memory is not None:
+            d["memory"] = self.memory
         return d
 
 
@@ -2595,6 +2603,8 @@ class Snapshot:
     name: str
     source: str
     template: str
+    memory: bool | None = None
+    memory_bytes: int | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Snapshot:
@@ -2605,6 +2615,8 @@ class Snapshot:
             name=d["name"],
             source=d["source"],
             template=d["template"],
+            memory=d.get("memory"),
+            memory_bytes=d.get("memory_bytes"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -2621,6 +2633,10 @@ class Snapshot:
             d["source"] = self.source
         if self.template is not None:
             d["template"] = self.template
+        if self.memory is not None:
+            d["memory"] = self.memory
+        if self.memory_bytes is not None:
+            d["memory_bytes"] = self.memory_bytes
         return d
 
 
