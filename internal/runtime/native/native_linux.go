@@ -163,6 +163,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	inst := &instance{b: b, id: cfg.ID, slot: slot, uid: uid, done: make(chan struct{}), ph: newPhases()}
 	inst.net.want = cfg.Network
 	inst.ls.restore = cfg.Layer
+	inst.vols = cfg.Volumes
 	// The cgroups are made while the guest process starts (it stays blocked
 	// on its setup socket, and is moved into them before it can run
 	// anything): the two overlap on a multi-core host.
