@@ -100,6 +100,9 @@ type Quotas struct {
 	// MaxSnapshotMB bounds the tenant's snapshots together (each counted
 	// whole; 0: the server's default, if any). Over it: 429.
 	MaxSnapshotMB int64 `json:"max_snapshot_mb,omitempty"`
+	// MaxVolumeMB bounds the sizes of the tenant's volumes summed (0: no
+	// bound). Over it: 429.
+	MaxVolumeMB int64 `json:"max_volume_mb,omitempty"`
 
 	// Policy. NetworkModes empty: any mode the server offers.
 	// AllowedDomains empty: any domain; otherwise every domain a sandbox

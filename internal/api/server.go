@@ -140,6 +140,7 @@ func New(o Options) *Server {
 	s.browserRoutes()
 	s.pauseRoutes()    // pause.go
 	s.snapshotRoutes() // snapshots.go
+	s.volumeRoutes()   // volumes.go
 	s.codeRoutes()     // code.go
 	for pattern, h := range o.Mounts {
 		s.mounts = append(s.mounts, pattern)

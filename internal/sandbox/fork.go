@@ -97,6 +97,7 @@ func (m *Manager) fork(ctx context.Context, sc Scope, b *box, st *snapshot.Store
 	}
 	fs := spec
 	fs.Snapshot, fs.ForkOf = "", b.sb.ID
+	fs.Volumes = forkVolumes(fs.Volumes) // volumes.go: read-write ones read-only
 	src := &layerFrom{name: "fork of " + b.sb.ID, spool: f.Name()}
 	out := make([]Sandbox, count)
 	errsOf := make([]error, count)

@@ -429,3 +429,13 @@ func (a *Admission) SnapshotQuotaBytes(ctx context.Context, tenant string) (int6
 	}
 	return t.Quotas.MaxSnapshotMB << 20, nil
 }
+
+// VolumeQuotaBytes is how many bytes of volumes (their sizes summed)
+// tenant may hold (0: no tenant quota).
+func (a *Admission) VolumeQuotaBytes(ctx context.Context, tenant string) (int64, error) {
+	t, err := a.tenant(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	return t.Quotas.MaxVolumeMB << 20, nil
+}

@@ -88,6 +88,7 @@ func ValidateQuotas(q *Quotas) error {
 		{"max_pids", float64(q.MaxPids), 1 << 30},
 		{"max_timeout_s", float64(q.MaxTimeoutS), 1 << 40},
 		{"max_snapshot_mb", float64(q.MaxSnapshotMB), 1 << 40},
+		{"max_volume_mb", float64(q.MaxVolumeMB), 1 << 40},
 		{"defaults.cpu", q.Defaults.CPU, maxCount},
 		{"defaults.memory_mb", float64(q.Defaults.MemoryMB), 1 << 40},
 		{"defaults.disk_mb", float64(q.Defaults.DiskMB), 1 << 40},
