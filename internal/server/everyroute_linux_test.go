@@ -272,6 +272,13 @@ var wellFormed = map[string][2]string{
 	"POST /processes/{pid}/resize":        {"", `{"rows":24,"cols":80}`},
 	"POST /code":                          {"", `{"code":"1+1"}`},
 	"POST /snapshots":                     {"", `{"name":"walk"}`},
+	"POST /v1/volumes":                    {"", `{"name":"walk","size_mb":16}`},
+	"GET /v1/volumes/{name}/files":        {"path=/walk", ""},
+	"PUT /v1/volumes/{name}/files":        {"path=/walk", "walk"},
+	"DELETE /v1/volumes/{name}/files":     {"path=/walk", ""},
+	"GET /v1/volumes/{name}/files/stat":   {"path=/walk", ""},
+	"GET /v1/volumes/{name}/files/list":   {"path=/", ""},
+	"POST /v1/volumes/{name}/files/mkdir": {"", `{"path":"/walk"}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
 }
 
