@@ -480,3 +480,23 @@ func (m *Manager) DeleteVolume(ctx context.Context, sc Scope, name string) error
 	_ = m.event(ctx, res)
 	return err
 }
+
+// CreateVolume makes a volume (Manager.CreateVolume).
+func (c *Caller) CreateVolume(ctx context.Context, name string, sizeMB int64) (Volume, error) {
+	return c.m.CreateVolume(ctx, rights.FromContext(ctx), name, sizeMB)
+}
+
+// Volumes lists the caller's volumes (Manager.ListVolumes).
+func (c *Caller) Volumes(ctx context.Context) ([]Volume, error) {
+	return c.m.ListVolumes(ctx, rights.FromContext(ctx))
+}
+
+// Volume returns one volume (Manager.GetVolume).
+func (c *Caller) Volume(ctx context.Context, name string) (Volume, error) {
+	return c.m.GetVolume(ctx, rights.FromContext(ctx), name)
+}
+
+// DeleteVolume deletes a volume (Manager.DeleteVolume).
+func (c *Caller) DeleteVolume(ctx context.Context, name string) error {
+	return c.m.DeleteVolume(ctx, rights.FromContext(ctx), name)
+}
