@@ -103,6 +103,12 @@ type Quotas struct {
 	// MaxVolumeMB bounds the sizes of the tenant's volumes summed (0: no
 	// bound). Over it: 429.
 	MaxVolumeMB int64 `json:"max_volume_mb,omitempty"`
+	// MaxPaused bounds how many of the tenant's sandboxes may be paused at
+	// once (0: no bound). MaxForks bounds the sandboxes one fork call
+	// makes (0: the server's 100); each fork also counts against
+	// MaxSandboxes.
+	MaxPaused int `json:"max_paused,omitempty"`
+	MaxForks  int `json:"max_forks,omitempty"`
 
 	// Policy. NetworkModes empty: any mode the server offers.
 	// AllowedDomains empty: any domain; otherwise every domain a sandbox

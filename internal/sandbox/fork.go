@@ -52,6 +52,9 @@ func (m *Manager) Fork(ctx context.Context, sc Scope, id string, count int) ([]S
 	if err != nil {
 		return nil, err
 	}
+	if err := m.admitForks(ctx, sc.Tenant, count); err != nil { // quotas.go: max_forks
+		return nil, err
+	}
 	b.mu.Lock()
 	spec := b.sb.Spec
 	b.mu.Unlock()

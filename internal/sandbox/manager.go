@@ -114,6 +114,9 @@ type Deps struct {
 	Volumes *volume.Store
 	// VolumeQuota answers a tenant's volume-bytes quota (0: none); may be nil.
 	VolumeQuota func(ctx context.Context, tenant string) (int64, error)
+	// PausedQuota and ForkQuota answer a tenant's max_paused and
+	// max_forks (0: none); either may be nil (quotas.go).
+	PausedQuota, ForkQuota func(ctx context.Context, tenant string) (int, error)
 }
 
 // Manager is the sandbox manager.
@@ -138,6 +141,9 @@ type Manager struct {
 	volQ      func(ctx context.Context, tenant string) (int64, error)
 	volUse    volTable
 	volCreate sync.Mutex
+	pausedQ   func(ctx context.Context, tenant string) (int, error) // quotas.go
+	forkQ     func(ctx context.Context, tenant string) (int, error)
+	pausedMu  sync.Mutex
 
 	mu     sync.Mutex
 	boxes  map[string]*box
@@ -173,7 +179,7 @@ func New(cfg Config, d Deps) *Manager {
 	}
 	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer, adm: d.Admission,
 		boxes: make(map[string]*box), stop: make(chan struct{}), snaps: d.Snapshots, snapQ: d.SnapshotQuota,
-		vols: d.Volumes, volQ: d.VolumeQuota}
+		vols: d.Volumes, volQ: d.VolumeQuota, pausedQ: d.PausedQuota, forkQ: d.ForkQuota}
 	m.rts = map[string]runtime.Backend{}
 	for name, b := range d.Runtimes {
 		m.rts[name] = b

@@ -183,7 +183,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 		LayerRAMMB:   layerRAM,
 	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.Templates,
 		Admission: s.admission(), Observer: observer, Snapshots: snaps, SnapshotQuota: s.Quotas.SnapshotQuotaBytes,
-		Volumes: vols, VolumeQuota: s.Quotas.VolumeQuotaBytes})
+		Volumes: vols, VolumeQuota: s.Quotas.VolumeQuotaBytes, PausedQuota: s.Quotas.PausedQuota, ForkQuota: s.Quotas.ForkQuota})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.
 	s.closers = append(s.closers, closer{"manager", func(ctx context.Context) error {

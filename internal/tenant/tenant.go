@@ -89,6 +89,8 @@ func ValidateQuotas(q *Quotas) error {
 		{"max_timeout_s", float64(q.MaxTimeoutS), 1 << 40},
 		{"max_snapshot_mb", float64(q.MaxSnapshotMB), 1 << 40},
 		{"max_volume_mb", float64(q.MaxVolumeMB), 1 << 40},
+		{"max_paused", float64(q.MaxPaused), maxCount},
+		{"max_forks", float64(q.MaxForks), 100},
 		{"defaults.cpu", q.Defaults.CPU, maxCount},
 		{"defaults.memory_mb", float64(q.Defaults.MemoryMB), 1 << 40},
 		{"defaults.disk_mb", float64(q.Defaults.DiskMB), 1 << 40},

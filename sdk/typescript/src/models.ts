@@ -866,7 +866,11 @@ export interface TenantQuotas {
   /** per sandbox (403) */
   max_cpu?: number;
   max_disk_mb?: number;
+  /** The most sandboxes one fork call makes (at most 100, the server's bound); 0: 100. Each fork also counts against max_sandboxes. */
+  max_forks?: number;
   max_memory_mb?: number;
+  /** How many of the tenant's sandboxes may be paused at once; 0: no bound. A pause over it is 429 (an idle pause is skipped; on_timeout: pause destroys the sandbox as kill would). */
+  max_paused?: number;
   max_pids?: number;
   /** running at once (429) */
   max_sandboxes?: number;

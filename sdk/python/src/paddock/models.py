@@ -3002,7 +3002,9 @@ class TenantQuotas:
     deny_secrets: bool | None = None
     max_cpu: float | None = None
     max_disk_mb: int | None = None
+    max_forks: int | None = None
     max_memory_mb: int | None = None
+    max_paused: int | None = None
     max_pids: int | None = None
     max_sandboxes: int | None = None
     max_snapshot_mb: int | None = None
@@ -3024,7 +3026,9 @@ class TenantQuotas:
             deny_secrets=d.get("deny_secrets"),
             max_cpu=None if (v := d.get("max_cpu")) is None else float(v),
             max_disk_mb=d.get("max_disk_mb"),
+            max_forks=d.get("max_forks"),
             max_memory_mb=d.get("max_memory_mb"),
+            max_paused=d.get("max_paused"),
             max_pids=d.get("max_pids"),
             max_sandboxes=d.get("max_sandboxes"),
             max_snapshot_mb=d.get("max_snapshot_mb"),
@@ -3054,8 +3058,12 @@ class TenantQuotas:
             d["max_cpu"] = self.max_cpu
         if self.max_disk_mb is not None:
             d["max_disk_mb"] = self.max_disk_mb
+        if self.max_forks is not None:
+            d["max_forks"] = self.max_forks
         if self.max_memory_mb is not None:
             d["max_memory_mb"] = self.max_memory_mb
+        if self.max_paused is not None:
+            d["max_paused"] = self.max_paused
         if self.max_pids is not None:
             d["max_pids"] = self.max_pids
         if self.max_sandboxes is not None:
