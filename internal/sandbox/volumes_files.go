@@ -89,6 +89,9 @@ func (m *Manager) volFileEvent(ctx context.Context, sc Scope, kind, name, p stri
 
 // VolumeReadFile opens a volume's regular file; the caller closes Body.
 func (m *Manager) VolumeReadFile(ctx context.Context, sc Scope, name, p string) (*File, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return nil, err
+	}
 	rel, err := volume.CleanPath(p)
 	if err != nil {
 		return nil, err
@@ -108,6 +111,9 @@ func (m *Manager) VolumeReadFile(ctx context.Context, sc Scope, name, p string) 
 // VolumeWriteFile replaces a volume's file with body (at most the
 // server's upload limit), making missing parents.
 func (m *Manager) VolumeWriteFile(ctx context.Context, sc Scope, name string, req WriteRequest, body io.Reader) (FileInfo, error) {
+	if err := sc.Need(rights.Volumes); err != nil {
+		return FileInfo{}, err
+	}
 	start := time.Now()
 	rel, err := volume.CleanPath(req.Path)
 	if err != nil {
@@ -133,6 +139,9 @@ func (m *Manager) VolumeWriteFile(ctx context.Context, sc Scope, name string, re
 
 // VolumeStat describes a volume's path.
 func (m *Manager) VolumeStat(ctx context.Context, sc Scope, name, p string) (FileInfo, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return FileInfo{}, err
+	}
 	rel, err := volume.CleanPath(p)
 	if err != nil {
 		return FileInfo{}, err
@@ -147,6 +156,9 @@ func (m *Manager) VolumeStat(ctx context.Context, sc Scope, name, p string) (Fil
 
 // VolumeList lists a volume's directory.
 func (m *Manager) VolumeList(ctx context.Context, sc Scope, name string, req ListRequest) (ListResult, error) {
+	if err := sc.Need(rights.Read); err != nil {
+		return ListResult{}, err
+	}
 	rel, err := volume.CleanPath(req.Path)
 	if err != nil {
 		return ListResult{}, err
@@ -161,6 +173,9 @@ func (m *Manager) VolumeList(ctx context.Context, sc Scope, name string, req Lis
 
 // VolumeMkdir makes a directory in a volume.
 func (m *Manager) VolumeMkdir(ctx context.Context, sc Scope, name string, req MkdirRequest) (FileInfo, error) {
+	if err := sc.Need(rights.Volumes); err != nil {
+		return FileInfo{}, err
+	}
 	start := time.Now()
 	rel, err := volume.CleanPath(req.Path)
 	if err != nil {
@@ -186,6 +201,9 @@ func (m *Manager) VolumeMkdir(ctx context.Context, sc Scope, name string, req Mk
 
 // VolumeRemove removes a volume's path.
 func (m *Manager) VolumeRemove(ctx context.Context, sc Scope, name string, req RemoveRequest) (RemoveResult, error) {
+	if err := sc.Need(rights.Volumes); err != nil {
+		return RemoveResult{}, err
+	}
 	start := time.Now()
 	rel, err := volume.CleanPath(req.Path)
 	if err != nil {
