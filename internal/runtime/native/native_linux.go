@@ -235,7 +235,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	}
 	inst.ph.mark("dirs")
 	if err := b.spawn(ctx, inst, &gc, lowers, lay, joinCgroup); err != nil {
-		return nil, err
+		return nil, volumeSetupError(err) // volumes_linux.go
 	}
 	b.log.Debug("sandbox started", "sandbox", cfg.ID, "phases", inst.ph.String())
 	b.mu.Lock()

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
 )
 
@@ -22,6 +24,19 @@ import (
 // read-only if asked; then attached at a staging point inside the guest's
 // mount namespace, from where the guest moves it onto its path in the new
 // root before it hardens itself (internal/guest/agent/volumes_linux.go).
+
+// volumeSetupError turns the guest's refusal of a volume's mount point
+// (a symlink on the way, a file in place of the directory: the sandbox's
+// own tree, which the server cannot check beforehand) into the caller's
+// invalid_argument; other errors pass through.
+func volumeSetupError(err error) error {
+	msg := err.Error()
+	i := strings.Index(msg, "guest setup failed: volume at ")
+	if i < 0 {
+		return err
+	}
+	return errs.Wrap(errs.CodeInvalid, err, "%s", strings.TrimPrefix(msg[i:], "guest setup failed: "))
+}
 
 // MountsVolumes implements runtime.VolumeMounter.
 func (b *Backend) MountsVolumes() bool { return true }
