@@ -26,6 +26,7 @@ fi
 # command → Debian package
 declare -A pkgs=(
   [mkfs.xfs]=xfsprogs      # writable-layer store (XFS project quotas)
+  [mkfs.ext4]=e2fsprogs    # volumes (ext4 images, docs/state.md)
   [mmdebstrap]=mmdebstrap  # `paddock template build debian`
   [ip]=iproute2            # network tests create their own namespaces
   [nft]=nftables           # inspecting rules in tests

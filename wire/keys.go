@@ -100,6 +100,15 @@ type Quotas struct {
 	// MaxSnapshotMB bounds the tenant's snapshots together (each counted
 	// whole; 0: the server's default, if any). Over it: 429.
 	MaxSnapshotMB int64 `json:"max_snapshot_mb,omitempty"`
+	// MaxVolumeMB bounds the sizes of the tenant's volumes summed (0: no
+	// bound). Over it: 429.
+	MaxVolumeMB int64 `json:"max_volume_mb,omitempty"`
+	// MaxPaused bounds how many of the tenant's sandboxes may be paused at
+	// once (0: no bound). MaxForks bounds the sandboxes one fork call
+	// makes (0: the server's 100); each fork also counts against
+	// MaxSandboxes.
+	MaxPaused int `json:"max_paused,omitempty"`
+	MaxForks  int `json:"max_forks,omitempty"`
 
 	// MaxTemplates and MaxTemplateMB bound the tenant's own templates
 	// (count, and their layers' bytes, shared layers counted whole;

@@ -70,6 +70,8 @@ type Spec struct {
 	// ForkOf is the sandbox this one was forked from (set by the server
 	// on a fork; refused in a create request).
 	ForkOf string `json:"fork_of,omitempty"`
+	// Volumes are mounted at create (docs/state.md, "Volumes").
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 }
 
 // Runtimes.

@@ -14,7 +14,8 @@ import (
 type lifeFlags struct {
 	autoResume                bool
 	onTimeout, idle, pausedTO string
-	snapshot                  string // snapshot.go
+	snapshot                  string   // snapshot.go
+	volumes                   []string // volume.go
 }
 
 func (f *lifeFlags) register(fs *pflag.FlagSet) {
@@ -23,10 +24,15 @@ func (f *lifeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.idle, "idle-pause-after", "", "pause after this long without exec, file, process or port traffic, e.g. 10m")
 	fs.StringVar(&f.pausedTO, "paused-timeout", "", "how long it may stay paused before it is destroyed (default 7d), e.g. 48h")
 	fs.StringVar(&f.snapshot, "snapshot", "", "start with the files of this snapshot (paddock snapshot ls); its template is the snapshot's")
+	fs.StringArrayVar(&f.volumes, "volume", nil, "mount volume NAME at PATH, read-only with :ro (paddock volume ls): NAME:PATH[:ro] (repeatable)")
 }
 
 func (f *lifeFlags) apply(s *client.Spec) error {
 	s.AutoResume, s.OnTimeout, s.Snapshot = f.autoResume, f.onTimeout, f.snapshot
+	var err error
+	if s.Volumes, err = parseVolumeFlags(f.volumes); err != nil {
+		return err
+	}
 	for _, x := range []struct {
 		flag, v string
 		dst     *int64

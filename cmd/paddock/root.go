@@ -59,6 +59,7 @@ with the key in $PADDOCK_API_KEY.`,
 	root.AddCommand(newPauseCmd(e), newResumeCmd(e))  // pause.go
 	root.AddCommand(newHibernateCmd(e))               // hibernate.go
 	root.AddCommand(newSnapshotCmd(e), newForkCmd(e)) // snapshot.go
+	root.AddCommand(newVolumeCmd(e))                  // volume.go
 	root.AddCommand(newCodeCmd(e))                    // code.go
 	return root
 }

@@ -142,6 +142,7 @@ func New(o Options) *Server {
 	s.pauseRoutes()     // pause.go
 	s.hibernateRoutes() // hibernate.go
 	s.snapshotRoutes()  // snapshots.go
+	s.volumeRoutes()    // volumes.go
 	s.codeRoutes()      // code.go
 	s.templateRoutes()  // templates.go
 	for pattern, h := range o.Mounts {

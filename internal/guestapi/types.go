@@ -52,6 +52,16 @@ type Config struct {
 	// ExtraFiles are written into the root before hardening (e.g. a CA
 	// bundle for the egress proxy), path → content.
 	ExtraFiles map[string]string `json:"extra_files,omitempty"`
+	// Volumes are mounts the host staged (id-mapped, nosuid, nodev, maybe
+	// read-only) at Stage, relative to the mount directory, to be moved
+	// to Path in the new root (docs/state.md, "Volumes").
+	Volumes []Volume `json:"volumes,omitempty"`
+}
+
+// Volume is one staged volume mount.
+type Volume struct {
+	Path  string `json:"path"`
+	Stage string `json:"stage"`
 }
 
 // ImageDefaults are what an image template's config asks of commands

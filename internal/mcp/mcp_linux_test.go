@@ -112,8 +112,9 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vols := openTestVolumes(t) // volume_linux_test.go
 	h.mgr = sandbox.New(sandbox.Config{Limits: limits}, sandbox.Deps{Log: log, Store: e.Store, Backend: e.Backend,
-		Templates: e.Templates, Admission: e.Quotas, Observer: h.rec, Snapshots: snaps})
+		Templates: e.Templates, Admission: e.Quotas, Observer: h.rec, Snapshots: snaps, Volumes: vols})
 	if err := h.mgr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ var toolNames = []string{"exec", "file_edit", "file_find", "file_list", "file_re
 	"port_url", "process_list", "process_output", "process_signal", "process_start",
 	"run_code", "sandbox_create", "sandbox_delete", "sandbox_fork", "sandbox_fork_memory", "sandbox_hibernate", "sandbox_list",
 	"sandbox_memory_snapshot", "sandbox_pause", "sandbox_resume",
-	"sandbox_snapshot", "snapshot_delete", "snapshot_list"}
+	"sandbox_snapshot", "snapshot_delete", "snapshot_list", "volume_create", "volume_delete", "volume_list"}
 
 func checkTools(t *testing.T, cs *sdk.ClientSession) {
 	t.Helper()

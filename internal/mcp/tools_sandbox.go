@@ -20,6 +20,7 @@ func coreTools(tb *Toolbox) {
 	memoryTools(tb) // tools_memory.go
 	codeTools(tb)   // tools_code.go
 	stateTools(tb)  // tools_state.go: snapshots, fork
+	volumeTools(tb) // tools_volume.go
 }
 
 // sandboxDoc is how every tool describes its sandbox argument.
@@ -53,16 +54,17 @@ func infoOf(sb wire.Sandbox, session string) sandboxInfo {
 }
 
 type createIn struct {
-	Template string            `json:"template,omitempty" jsonschema:"Template (root filesystem) to start from; default: the server's default, usually \"host\"."`
-	CPU      float64           `json:"cpu,omitempty" jsonschema:"CPU cores, e.g. 0.5 or 2 (default: the server's or tenant's default)."`
-	MemoryMB int64             `json:"memory_mb,omitempty" jsonschema:"Memory ceiling in MiB."`
-	DiskMB   int64             `json:"disk_mb,omitempty" jsonschema:"Disk space for writes in MiB."`
-	TimeoutS int64             `json:"timeout_s,omitempty" jsonschema:"Life in seconds, after which the sandbox is destroyed."`
-	Labels   map[string]string `json:"labels,omitempty" jsonschema:"Labels (key: value) to find it by later."`
-	Env      map[string]string `json:"env,omitempty" jsonschema:"Environment variables for every command run in it."`
-	Network  string            `json:"network,omitempty" jsonschema:"Outbound network: \"none\" (default: loopback only), \"allowlist\" (only the domains in allow) or \"open\"; the server's policy may refuse."`
-	Allow    []string          `json:"allow,omitempty" jsonschema:"For network allowlist: domains it may reach, e.g. \"pypi.org\" or \"*.github.com\" (optionally with :port)."`
-	Snapshot string            `json:"snapshot,omitempty" jsonschema:"A snapshot (snapshot_list) whose files the sandbox starts with; its template is the snapshot's."`
+	Template string             `json:"template,omitempty" jsonschema:"Template (root filesystem) to start from; default: the server's default, usually \"host\"."`
+	CPU      float64            `json:"cpu,omitempty" jsonschema:"CPU cores, e.g. 0.5 or 2 (default: the server's or tenant's default)."`
+	MemoryMB int64              `json:"memory_mb,omitempty" jsonschema:"Memory ceiling in MiB."`
+	DiskMB   int64              `json:"disk_mb,omitempty" jsonschema:"Disk space for writes in MiB."`
+	TimeoutS int64              `json:"timeout_s,omitempty" jsonschema:"Life in seconds, after which the sandbox is destroyed."`
+	Labels   map[string]string  `json:"labels,omitempty" jsonschema:"Labels (key: value) to find it by later."`
+	Env      map[string]string  `json:"env,omitempty" jsonschema:"Environment variables for every command run in it."`
+	Network  string             `json:"network,omitempty" jsonschema:"Outbound network: \"none\" (default: loopback only), \"allowlist\" (only the domains in allow) or \"open\"; the server's policy may refuse."`
+	Allow    []string           `json:"allow,omitempty" jsonschema:"For network allowlist: domains it may reach, e.g. \"pypi.org\" or \"*.github.com\" (optionally with :port)."`
+	Snapshot string             `json:"snapshot,omitempty" jsonschema:"A snapshot (snapshot_list) whose files the sandbox starts with; its template is the snapshot's."`
+	Volumes  []wire.VolumeMount `json:"volumes,omitempty" jsonschema:"Volumes (volume_list) to mount: [{name, path, read_only}]; path is absolute, e.g. /data."`
 }
 
 type listIn struct{}
@@ -89,7 +91,7 @@ func sandboxTools(tb *Toolbox) {
 			"delete it with sandbox_delete when done (it also expires after timeout_s)."},
 		func(c *Call, in createIn) (sandboxInfo, error) {
 			spec := wire.Spec{Template: in.Template, Snapshot: in.Snapshot, CPU: in.CPU, MemoryMB: in.MemoryMB, DiskMB: in.DiskMB,
-				TimeoutS: in.TimeoutS, Labels: in.Labels, Env: in.Env}
+				TimeoutS: in.TimeoutS, Labels: in.Labels, Env: in.Env, Volumes: in.Volumes}
 			if in.Network != "" || len(in.Allow) > 0 {
 				mode := in.Network
 				if mode == "" {

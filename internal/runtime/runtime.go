@@ -37,6 +37,22 @@ type Config struct {
 	// Layer, if set, is a capture (FSCapturer) the writable layer starts
 	// with: restored before the guest runs (backends with FSRestorer).
 	Layer LayerSource
+	// Volumes are host directories to mount into the sandbox (backends
+	// that implement VolumeMounter; docs/state.md).
+	Volumes []VolumeMount
+}
+
+// VolumeMount is one volume in a sandbox: host directory Source at Path.
+type VolumeMount struct {
+	Name     string
+	Source   string
+	Path     string
+	ReadOnly bool
+}
+
+// VolumeMounter is a backend that mounts Config.Volumes.
+type VolumeMounter interface {
+	MountsVolumes() bool
 }
 
 // Stats is a reading of a live sandbox's consumption: the REST API's

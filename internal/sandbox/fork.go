@@ -58,6 +58,9 @@ func (m *Manager) ForkWith(ctx context.Context, sc Scope, id string, count int, 
 	if err != nil {
 		return nil, err
 	}
+	if err := m.admitForks(ctx, sc.Tenant, count); err != nil { // quotas.go: max_forks
+		return nil, err
+	}
 	b.mu.Lock()
 	spec := b.sb.Spec
 	b.mu.Unlock()
@@ -113,6 +116,7 @@ func (m *Manager) fork(ctx context.Context, sc Scope, b *box, st *snapshot.Store
 	}
 	fs := spec
 	fs.Snapshot, fs.ForkOf = "", b.sb.ID
+	fs.Volumes = forkVolumes(fs.Volumes) // volumes.go: read-write ones read-only
 	return m.makeForks(ctx, sc, fs, &layerFrom{name: "fork of " + b.sb.ID, spool: f.Name()}, count)
 }
 

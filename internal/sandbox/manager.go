@@ -15,6 +15,7 @@ import (
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/template"
+	"github.com/paddockhq/paddock/internal/volume"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -109,6 +110,13 @@ type Deps struct {
 	// SnapshotQuota answers a tenant's snapshot-bytes quota (0: none);
 	// may be nil.
 	SnapshotQuota func(ctx context.Context, tenant string) (int64, error)
+	// Volumes is the volume store (volumes.go); nil: no volumes.
+	Volumes *volume.Store
+	// VolumeQuota answers a tenant's volume-bytes quota (0: none); may be nil.
+	VolumeQuota func(ctx context.Context, tenant string) (int64, error)
+	// PausedQuota and ForkQuota answer a tenant's max_paused and
+	// max_forks (0: none); either may be nil (quotas.go).
+	PausedQuota, ForkQuota func(ctx context.Context, tenant string) (int, error)
 }
 
 // Manager is the sandbox manager.
@@ -126,9 +134,16 @@ type Manager struct {
 	netLocks keyedLocks // network changes, one sandbox at a time (network.go)
 	ram      layerRAM   // RAM-backed layers' reservations (ramdisk.go)
 
-	browser browserSlot // the browser service, if registered (browser.go)
-	snaps   *snapshot.Store
-	snapQ   func(ctx context.Context, tenant string) (int64, error)
+	browser   browserSlot // the browser service, if registered (browser.go)
+	snaps     *snapshot.Store
+	snapQ     func(ctx context.Context, tenant string) (int64, error)
+	vols      *volume.Store // volumes.go
+	volQ      func(ctx context.Context, tenant string) (int64, error)
+	volUse    volTable
+	volCreate sync.Mutex
+	pausedQ   func(ctx context.Context, tenant string) (int, error) // quotas.go
+	forkQ     func(ctx context.Context, tenant string) (int, error)
+	pausedMu  sync.Mutex
 
 	mu     sync.Mutex
 	boxes  map[string]*box
@@ -163,7 +178,8 @@ func New(cfg Config, d Deps) *Manager {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{cfg: cfg, log: log, db: d.Store, rt: d.Backend, tpl: d.Templates, obs: d.Observer, adm: d.Admission,
-		boxes: make(map[string]*box), stop: make(chan struct{}), snaps: d.Snapshots, snapQ: d.SnapshotQuota}
+		boxes: make(map[string]*box), stop: make(chan struct{}), snaps: d.Snapshots, snapQ: d.SnapshotQuota,
+		vols: d.Volumes, volQ: d.VolumeQuota, pausedQ: d.PausedQuota, forkQ: d.ForkQuota}
 	m.rts = map[string]runtime.Backend{}
 	for name, b := range d.Runtimes {
 		m.rts[name] = b
@@ -228,6 +244,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		m.boxes[r.ID] = b
 		m.mu.Unlock()
 		m.reattachTemplate(b) // templates_image.go
+		m.reattachVolumes(b)  // volumes.go
 		m.arm(b)
 		m.armIdle(b)
 		m.watch(b)
@@ -355,18 +372,29 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	}
 	release, err := m.reserveLayerRAM(spec) // ramdisk.go
 	if err != nil {
+		releaseTpl()
 		_ = m.event(ctx, Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor,
 			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
 		return Sandbox{}, err
 	}
 	defer release()
+	vm, vdone, err := m.attachVolumes(ctx, sc, spec, tpl) // volumes.go
+	if err != nil {
+		releaseTpl()
+		_ = m.event(ctx, Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor,
+			Error: errs.Public(err), Code: string(errs.CodeOf(err))})
+		return Sandbox{}, err
+	}
 	if err := m.event(ctx, Event{Kind: "sandbox.create", Phase: "intent", Tenant: sc.Tenant, Actor: sc.Actor,
 		Data: map[string]any{"spec": spec}}); err != nil {
+		releaseTpl()
+		vdone("", err)
 		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
 	}
 	start := time.Now()
-	sb, err := m.create(ctx, sc, spec, tpl, src)
+	sb, err := m.create(ctx, sc, spec, tpl, src, vm)
 	m.holdTemplate(sb.ID, err, releaseTpl) // templates_image.go
+	vdone(sb.ID, err)
 	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
 		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}
 	if spec.ForkOf != "" {
@@ -382,7 +410,7 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	return sb, err
 }
 
-func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template.Template, src *layerFrom) (Sandbox, error) {
+func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template.Template, src *layerFrom, vm []runtime.VolumeMount) (Sandbox, error) {
 	now := time.Now()
 	sb := Sandbox{Tenant: sc.Tenant, State: StateRunning, Spec: spec, CreatedAt: now,
 		ExpiresAt: now.Add(time.Duration(spec.TimeoutS) * time.Second)}
@@ -426,7 +454,7 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 		return Sandbox{}, err
 	}
 	cfg := runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(spec),
-		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m)}
+		Hostname: sb.ID, Network: runtimeNetwork(spec.Network), Layer: src.source(m), Volumes: vm}
 	var inst runtime.Instance
 	if src != nil && src.image != "" {
 		cfg.Layer = nil
@@ -586,6 +614,7 @@ func (m *Manager) instFailed(b *box, inst runtime.Instance) {
 		Error: b.sb.Reason})
 	_ = m.db.SetSandboxState(ctx, b.sb.ID, string(StateFailed))
 	_ = m.backendOf(b.sb.Spec).Destroy(ctx, inst)
+	m.detachVolumes(b) // a failed sandbox releases its volumes
 }
 
 func (m *Manager) lookup(id string) *box {
@@ -649,6 +678,7 @@ func (m *Manager) remove(ctx context.Context, b *box) {
 	delete(m.boxes, b.sb.ID)
 	m.mu.Unlock()
 	m.destroy(b)
+	m.detachVolumes(b) // volumes.go
 	if err := m.db.DeleteSandbox(context.WithoutCancel(ctx), b.sb.ID); err != nil {
 		m.log.Error("forget sandbox", "sandbox", b.sb.ID, "err", err)
 	}

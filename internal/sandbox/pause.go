@@ -162,6 +162,12 @@ func (m *Manager) pause(ctx context.Context, b *box, actor, cause string) (Sandb
 	if op == nil {
 		return sb, err
 	}
+	unlock, err := m.admitPaused(ctx, sb.Tenant) // quotas.go: max_paused
+	defer unlock()
+	if err != nil {
+		op.done(ctx, err)
+		return Sandbox{}, err
+	}
 	if err := op.p.Pause(ctx); err != nil {
 		err = errs.Wrap(errs.CodeOf(err), err, "the sandbox could not be paused")
 		m.log.Error("pause failed", "sandbox", sb.ID, "err", err)

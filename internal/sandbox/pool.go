@@ -35,7 +35,7 @@ func (p *pool) size() int {
 func (p *pool) claim(spec Spec) *box {
 	d := p.m.cfg.Limits.Default
 	// Warm sandboxes are native: another runtime starts its own.
-	if p.target == 0 || spec.Template != d.Template || spec.DiskMB != d.DiskMB || !isNative(spec) {
+	if p.target == 0 || spec.Template != d.Template || spec.DiskMB != d.DiskMB || !isNative(spec) || len(spec.Volumes) > 0 {
 		return nil
 	}
 	p.mu.Lock()

@@ -168,6 +168,9 @@ func (l Limits) Normalize(s Spec) (Spec, error) {
 	if err := l.normalizeLifecycle(&s); err != nil { // pause.go
 		return s, err
 	}
+	if err := normalizeVolumes(&s); err != nil { // volumes.go
+		return s, err
+	}
 	return s, nil
 }
 

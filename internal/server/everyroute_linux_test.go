@@ -274,6 +274,13 @@ var wellFormed = map[string][2]string{
 	"POST /snapshots":                     {"", `{"name":"walk"}`},
 	"POST /hibernate":                     {"", ""}, // no body: a lifecycle action
 	"POST /fork":                          {"", `{"count":1,"memory":true}`},
+	"POST /v1/volumes":                    {"", `{"name":"walk","size_mb":16}`},
+	"GET /v1/volumes/{name}/files":        {"path=/walk", ""},
+	"PUT /v1/volumes/{name}/files":        {"path=/walk", "walk"},
+	"DELETE /v1/volumes/{name}/files":     {"path=/walk", ""},
+	"GET /v1/volumes/{name}/files/stat":   {"path=/walk", ""},
+	"GET /v1/volumes/{name}/files/list":   {"path=/", ""},
+	"POST /v1/volumes/{name}/files/mkdir": {"", `{"path":"/walk"}`},
 	"POST /sandboxes/{sandboxID}/timeout": {"", `{"timeout":60}`}, // E2B's control plane
 	// Template routes (not a sandbox's): well-formed, so a refusal can
 	// only be the right's.

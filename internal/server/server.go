@@ -178,6 +178,7 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	vols := s.openVolumes()      // volumes.go: nil where volumes cannot be kept
 	observer := s.obs.observer() // obs.go: the audit log, then metrics
 	if c.WrapObserver != nil {
 		observer = c.WrapObserver(observer)
@@ -192,7 +193,8 @@ func Open(ctx context.Context, c Config) (_ *Server, err error) {
 		Files:        sandbox.FileLimits{MaxUploadBytes: c.MaxUploadBytes},
 		LayerRAMMB:   layerRAM,
 	}, sandbox.Deps{Log: s.log, Store: s.Store, Backend: s.Backend, Runtimes: s.runtimes(), Templates: s.TemplateService.ForManager(),
-		Admission: s.admission(), Observer: observer, Snapshots: snaps, SnapshotQuota: s.Quotas.SnapshotQuotaBytes})
+		Admission: s.admission(), Observer: observer, Snapshots: snaps, SnapshotQuota: s.Quotas.SnapshotQuotaBytes,
+		Volumes: vols, VolumeQuota: s.Quotas.VolumeQuotaBytes, PausedQuota: s.Quotas.PausedQuota, ForkQuota: s.Quotas.ForkQuota})
 	// Closed before the runtime below it, after the surfaces above it;
 	// its error is Close's.
 	s.closers = append(s.closers, closer{"manager", func(ctx context.Context) error {

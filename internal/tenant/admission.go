@@ -439,3 +439,31 @@ func (a *Admission) TemplateQuota(ctx context.Context, tenant string) (count int
 	}
 	return t.Quotas.MaxTemplates, t.Quotas.MaxTemplateMB << 20, nil
 }
+
+// PausedQuota is tenant's max_paused (0: no bound).
+func (a *Admission) PausedQuota(ctx context.Context, tenant string) (int, error) {
+	t, err := a.tenant(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	return t.Quotas.MaxPaused, nil
+}
+
+// ForkQuota is tenant's max_forks (0: the server's bound).
+func (a *Admission) ForkQuota(ctx context.Context, tenant string) (int, error) {
+	t, err := a.tenant(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	return t.Quotas.MaxForks, nil
+}
+
+// VolumeQuotaBytes is how many bytes of volumes (their sizes summed)
+// tenant may hold (0: no tenant quota).
+func (a *Admission) VolumeQuotaBytes(ctx context.Context, tenant string) (int64, error) {
+	t, err := a.tenant(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	return t.Quotas.MaxVolumeMB << 20, nil
+}

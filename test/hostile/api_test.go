@@ -116,6 +116,13 @@ var wellFormed = map[string]struct{ query, body string }{
 	"POST /v1/sandboxes/{id}/snapshots":              {body: `{"name":"walk"}`},
 	"POST /v1/sandboxes/{id}/hibernate":              {body: ""}, // a lifecycle action: no body
 	"POST /v1/sandboxes/{id}/fork":                   {body: `{"count":1,"memory":true}`},
+	"POST /v1/volumes":                               {body: `{"name":"walk","size_mb":16}`},
+	"GET /v1/volumes/{name}/files":                   {query: "?path=/walk"},
+	"PUT /v1/volumes/{name}/files":                   {query: "?path=/walk", body: "walk"},
+	"DELETE /v1/volumes/{name}/files":                {query: "?path=/walk"},
+	"GET /v1/volumes/{name}/files/stat":              {query: "?path=/walk"},
+	"GET /v1/volumes/{name}/files/list":              {query: "?path=/"},
+	"POST /v1/volumes/{name}/files/mkdir":            {body: `{"path":"/walk"}`},
 	"POST /v1/sandboxes/{id}/processes":              {body: `{"cmd":["true"]}`},
 	"POST /v1/sandboxes/{id}/processes/{pid}/resize": {body: `{"rows":24,"cols":80}`},
 	"GET /v1/sandboxes/{id}/exec/ws":                 {query: "?cmd=true"},

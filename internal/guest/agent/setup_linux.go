@@ -68,6 +68,9 @@ func setupFS(cfg *guestapi.Config, dirs setupDirs) (execDir, memDir int, err err
 			return -1, -1, err
 		}
 	}
+	if err := mountVolumes(root, under, cfg.Volumes); err != nil { // volumes_linux.go
+		return -1, -1, err
+	}
 	for _, d := range []struct {
 		p    string
 		mode os.FileMode

@@ -164,6 +164,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	inst := &instance{b: b, id: cfg.ID, slot: slot, uid: uid, done: make(chan struct{}), ph: newPhases()}
 	inst.net.want = cfg.Network
 	inst.ls.restore = cfg.Layer
+	inst.vols = cfg.Volumes
 	// The cgroups are made while the guest process starts (it stays blocked
 	// on its setup socket, and is moved into them before it can run
 	// anything): the two overlap on a multi-core host.
@@ -234,7 +235,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	}
 	inst.ph.mark("dirs")
 	if err := b.spawn(ctx, inst, &gc, lowers, lay, joinCgroup); err != nil {
-		return nil, err
+		return nil, volumeSetupError(err) // volumes_linux.go
 	}
 	b.log.Debug("sandbox started", "sandbox", cfg.ID, "phases", inst.ph.String())
 	b.mu.Lock()

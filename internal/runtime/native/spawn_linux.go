@@ -50,9 +50,10 @@ type instance struct {
 	doneOnce    sync.Once
 	destroyOnce sync.Once
 
-	paused     atomic.Bool // frozen (pause_linux.go)
-	unverified atomic.Bool // reattached frozen: agent version not yet checked
-	ls         layerState  // the writable layer's descriptor (capture_linux.go)
+	paused     atomic.Bool           // frozen (pause_linux.go)
+	unverified atomic.Bool           // reattached frozen: agent version not yet checked
+	ls         layerState            // the writable layer's descriptor (capture_linux.go)
+	vols       []runtime.VolumeMount // mounted at create (volumes_linux.go)
 }
 
 func (i *instance) ID() string                       { return i.id }
@@ -221,6 +222,9 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 	}
 	if inst.startTime, err = hostproc.StartTime(inst.pid); err != nil {
 		return fmt.Errorf("guest vanished: %w", err)
+	}
+	if err := b.stageVolumes(inst, gc); err != nil { // volumes_linux.go
+		return fmt.Errorf("volumes: %w", err)
 	}
 	if err := b.attachNetwork(ctx, inst, gc); err != nil {
 		return fmt.Errorf("network: %w", err)

@@ -380,6 +380,13 @@ export interface CreateSnapshotRequest {
   name: string;
 }
 
+export interface CreateVolumeRequest {
+  /** Letters, digits, '.', '_', '-'; first a letter or digit; at most 63; no '..' */
+  name: string;
+  /** 16 … the server's ceiling (default 65536); 0: 1024 */
+  size_mb?: number;
+}
+
 export interface EditRequest {
   content?: string;
   /** inclusive; start_line-1 inserts */
@@ -788,6 +795,8 @@ export interface Spec {
   snapshot?: string;
   template?: string;
   timeout_s?: number;
+  /** Volumes (GET /v1/volumes) mounted at create (at most 16). */
+  volumes?: VolumeMount[];
 }
 
 export interface Stats {
@@ -927,7 +936,11 @@ export interface TenantQuotas {
   /** per sandbox (403) */
   max_cpu?: number;
   max_disk_mb?: number;
+  /** The most sandboxes one fork call makes (at most 100, the server's bound); 0: 100. Each fork also counts against max_sandboxes. */
+  max_forks?: number;
   max_memory_mb?: number;
+  /** How many of the tenant's sandboxes may be paused at once; 0: no bound. A pause over it is 429 (an idle pause is skipped; on_timeout: pause destroys the sandbox as kill would). */
+  max_paused?: number;
   max_pids?: number;
   /** running at once (429) */
   max_sandboxes?: number;
@@ -942,6 +955,8 @@ export interface TenantQuotas {
   max_total_cpu?: number;
   /** MiB across running sandboxes (429) */
   max_total_memory_mb?: number;
+  /** The sizes of the tenant's volumes summed, in MiB; 0: no bound. */
+  max_volume_mb?: number;
   /** allowed modes (none always is); empty: any */
   network_modes?: ("none" | "allowlist" | "open")[];
   /** runtimes the tenant's sandboxes may use; empty: any the server offers; ["gvisor"] requires gVisor */
@@ -964,6 +979,35 @@ export interface TimeoutRequest {
   timeout_s: number;
 }
 
+export interface Volume {
+  /** The sandboxes mounting it */
+  attached: VolumeAttachment[];
+  created_at: string;
+  name: string;
+  /** Its quota */
+  size_mb: number;
+  /** Bytes in use, ext4's own metadata included */
+  used_bytes: number;
+}
+
+export interface VolumeAttachment {
+  path: string;
+  read_only?: boolean;
+  sandbox: string;
+}
+
+export interface VolumeList {
+  volumes: Volume[];
+}
+
+export interface VolumeMount {
+  name: string;
+  /** Absolute path in the sandbox; not /, /proc, /dev, /sys, /etc or the files the sandbox writes at start */
+  path: string;
+  /** Mount read-only (writes: EROFS). At most one sandbox mounts a volume read-write at a time. */
+  read_only?: boolean;
+}
+
 export interface WaitRequest {
   timeout_ms?: number;
 }
@@ -980,6 +1024,7 @@ export const OPERATIONS = {
   createSandboxProcess: ["POST", "/v1/sandboxes/{id}/processes"],
   createSandboxToken: ["POST", "/v1/sandboxes/{id}/tokens"],
   createTenant: ["POST", "/v1/tenants"],
+  createVolume: ["POST", "/v1/volumes"],
   deleteKey: ["DELETE", "/v1/keys/{id}"],
   deleteSandbox: ["DELETE", "/v1/sandboxes/{id}"],
   deleteSandboxBrowserTab: ["DELETE", "/v1/sandboxes/{id}/browser/tabs/{tab}"],
@@ -989,6 +1034,7 @@ export const OPERATIONS = {
   deleteSecret: ["DELETE", "/v1/secrets/{name}"],
   deleteSnapshot: ["DELETE", "/v1/snapshots/{name}"],
   deleteTemplate: ["DELETE", "/v1/templates/{name}"],
+  deleteVolume: ["DELETE", "/v1/volumes/{name}"],
   exportTemplate: ["GET", "/v1/templates/{name}/export"],
   getAudit: ["GET", "/v1/audit"],
   getAuditExport: ["GET", "/v1/audit/export"],
@@ -1029,6 +1075,7 @@ export const OPERATIONS = {
   getSnapshot: ["GET", "/v1/snapshots/{name}"],
   getTemplate: ["GET", "/v1/templates/{name}"],
   getTenant: ["GET", "/v1/tenants/{name}"],
+  getVolume: ["GET", "/v1/volumes/{name}"],
   importTemplate: ["POST", "/v1/templates/import"],
   listKeys: ["GET", "/v1/keys"],
   listSandboxBrowserTabs: ["GET", "/v1/sandboxes/{id}/browser/tabs"],
@@ -1038,6 +1085,9 @@ export const OPERATIONS = {
   listSnapshots: ["GET", "/v1/snapshots"],
   listTemplates: ["GET", "/v1/templates"],
   listTenants: ["GET", "/v1/tenants"],
+  listVolumeFiles: ["GET", "/v1/volumes/{name}/files/list"],
+  listVolumes: ["GET", "/v1/volumes"],
+  mkdirVolumeFile: ["POST", "/v1/volumes/{name}/files/mkdir"],
   postSandboxBrowserClick: ["POST", "/v1/sandboxes/{id}/browser/click"],
   postSandboxBrowserEval: ["POST", "/v1/sandboxes/{id}/browser/eval"],
   postSandboxBrowserNavigate: ["POST", "/v1/sandboxes/{id}/browser/navigate"],
@@ -1080,4 +1130,8 @@ export const OPERATIONS = {
   putSandboxNetwork: ["PUT", "/v1/sandboxes/{id}/network"],
   putSecret: ["PUT", "/v1/secrets/{name}"],
   putTenant: ["PUT", "/v1/tenants/{name}"],
+  readVolumeFile: ["GET", "/v1/volumes/{name}/files"],
+  removeVolumeFile: ["DELETE", "/v1/volumes/{name}/files"],
+  statVolumeFile: ["GET", "/v1/volumes/{name}/files/stat"],
+  writeVolumeFile: ["PUT", "/v1/volumes/{name}/files"],
 } as const;

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "CodeContext", "CodeContextList", "CodeContextRequest", "CodeEnd", "CodeError", "CodeEvent", "CodeExecuteRequest", "CodeExecution", "CodeOmission", "CodeResult", "CodeStart", "CreateSnapshotRequest", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "ForkRequest", "ForkResponse", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Snapshot", "SnapshotList", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateDefaults", "TemplateEvent", "TemplateList", "TemplatePullRequest", "TemplatePushRequest", "TemplateSource", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "WaitRequest"]
+__all__ = ["APIKey", "APIKeyCreated", "APIKeyList", "APIKeyRequest", "AuditPage", "AuditRecord", "BrowserClick", "BrowserDownload", "BrowserDownloads", "BrowserEval", "BrowserEvalRequest", "BrowserNavigate", "BrowserOpenTab", "BrowserPage", "BrowserPress", "BrowserScroll", "BrowserScrollRequest", "BrowserSnapshot", "BrowserStatus", "BrowserTab", "BrowserTabs", "BrowserText", "BrowserType", "CodeContext", "CodeContextList", "CodeContextRequest", "CodeEnd", "CodeError", "CodeEvent", "CodeExecuteRequest", "CodeExecution", "CodeOmission", "CodeResult", "CodeStart", "CreateSnapshotRequest", "CreateVolumeRequest", "EditRequest", "EditResult", "Error", "ErrorDetail", "ExecEvent", "ExecRequest", "ExecResponse", "ExtractResult", "FileEvent", "FileInfo", "FindResult", "ForkRequest", "ForkResponse", "Health", "InjectRule", "LinesResult", "ListResult", "MkdirRequest", "MoveRequest", "Network", "OK", "OutputLine", "PTYSize", "PortURL", "PortURLRequest", "ProcessInfo", "ProcessList", "ProcessRequest", "RemoveResult", "RuntimeInfo", "Sandbox", "SandboxList", "SandboxToken", "SandboxTokenRequest", "SearchMatch", "SearchResult", "SecretInfo", "SecretList", "SecretValue", "SignalRequest", "SignalResult", "Snapshot", "SnapshotList", "Spec", "Stats", "StdinResult", "StreamInfo", "Template", "TemplateDefaults", "TemplateEvent", "TemplateList", "TemplatePullRequest", "TemplatePushRequest", "TemplateSource", "Tenant", "TenantCreateRequest", "TenantDefaults", "TenantList", "TenantQuotas", "TenantUpdateRequest", "TenantUsage", "TimeoutRequest", "Volume", "VolumeAttachment", "VolumeList", "VolumeMount", "WaitRequest"]
 
 
 @dataclass(kw_only=True)
@@ -1301,6 +1301,27 @@ class CreateSnapshotRequest:
             d["name"] = self.name
         if self.memory is not None:
             d["memory"] = self.memory
+        return d
+
+
+@dataclass(kw_only=True)
+class CreateVolumeRequest:
+    name: str
+    size_mb: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CreateVolumeRequest:
+        return cls(
+            name=d["name"],
+            size_mb=d.get("size_mb"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.name is not None:
+            d["name"] = self.name
+        if self.size_mb is not None:
+            d["size_mb"] = self.size_mb
         return d
 
 
@@ -2676,6 +2697,7 @@ class Spec:
     snapshot: str | None = None
     template: str | None = None
     timeout_s: int | None = None
+    volumes: list[VolumeMount] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Spec:
@@ -2697,6 +2719,7 @@ class Spec:
             snapshot=d.get("snapshot"),
             template=d.get("template"),
             timeout_s=d.get("timeout_s"),
+            volumes=None if (v := d.get("volumes")) is None else [VolumeMount.from_dict(x) for x in v],
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -2735,6 +2758,8 @@ class Spec:
             d["template"] = self.template
         if self.timeout_s is not None:
             d["timeout_s"] = self.timeout_s
+        if self.volumes is not None:
+            d["volumes"] = [x.to_dict() for x in self.volumes]
         return d
 
 
@@ -3218,7 +3243,9 @@ class TenantQuotas:
     deny_secrets: bool | None = None
     max_cpu: float | None = None
     max_disk_mb: int | None = None
+    max_forks: int | None = None
     max_memory_mb: int | None = None
+    max_paused: int | None = None
     max_pids: int | None = None
     max_sandboxes: int | None = None
     max_snapshot_mb: int | None = None
@@ -3227,6 +3254,7 @@ class TenantQuotas:
     max_timeout_s: int | None = None
     max_total_cpu: float | None = None
     max_total_memory_mb: int | None = None
+    max_volume_mb: int | None = None
     network_modes: list[str] | None = None
     runtimes: list[str] | None = None
 
@@ -3241,7 +3269,9 @@ class TenantQuotas:
             deny_secrets=d.get("deny_secrets"),
             max_cpu=None if (v := d.get("max_cpu")) is None else float(v),
             max_disk_mb=d.get("max_disk_mb"),
+            max_forks=d.get("max_forks"),
             max_memory_mb=d.get("max_memory_mb"),
+            max_paused=d.get("max_paused"),
             max_pids=d.get("max_pids"),
             max_sandboxes=d.get("max_sandboxes"),
             max_snapshot_mb=d.get("max_snapshot_mb"),
@@ -3250,6 +3280,7 @@ class TenantQuotas:
             max_timeout_s=d.get("max_timeout_s"),
             max_total_cpu=None if (v := d.get("max_total_cpu")) is None else float(v),
             max_total_memory_mb=d.get("max_total_memory_mb"),
+            max_volume_mb=d.get("max_volume_mb"),
             network_modes=d.get("network_modes"),
             runtimes=d.get("runtimes"),
         )
@@ -3272,8 +3303,12 @@ class TenantQuotas:
             d["max_cpu"] = self.max_cpu
         if self.max_disk_mb is not None:
             d["max_disk_mb"] = self.max_disk_mb
+        if self.max_forks is not None:
+            d["max_forks"] = self.max_forks
         if self.max_memory_mb is not None:
             d["max_memory_mb"] = self.max_memory_mb
+        if self.max_paused is not None:
+            d["max_paused"] = self.max_paused
         if self.max_pids is not None:
             d["max_pids"] = self.max_pids
         if self.max_sandboxes is not None:
@@ -3290,6 +3325,8 @@ class TenantQuotas:
             d["max_total_cpu"] = self.max_total_cpu
         if self.max_total_memory_mb is not None:
             d["max_total_memory_mb"] = self.max_total_memory_mb
+        if self.max_volume_mb is not None:
+            d["max_volume_mb"] = self.max_volume_mb
         if self.network_modes is not None:
             d["network_modes"] = self.network_modes
         if self.runtimes is not None:
@@ -3355,6 +3392,106 @@ class TimeoutRequest:
         d: dict[str, Any] = {}
         if self.timeout_s is not None:
             d["timeout_s"] = self.timeout_s
+        return d
+
+
+@dataclass(kw_only=True)
+class Volume:
+    attached: list[VolumeAttachment]
+    created_at: str
+    name: str
+    size_mb: int
+    used_bytes: int
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Volume:
+        return cls(
+            attached=[VolumeAttachment.from_dict(x) for x in d["attached"]],
+            created_at=d["created_at"],
+            name=d["name"],
+            size_mb=d["size_mb"],
+            used_bytes=d["used_bytes"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.attached is not None:
+            d["attached"] = [x.to_dict() for x in self.attached]
+        if self.created_at is not None:
+            d["created_at"] = self.created_at
+        if self.name is not None:
+            d["name"] = self.name
+        if self.size_mb is not None:
+            d["size_mb"] = self.size_mb
+        if self.used_bytes is not None:
+            d["used_bytes"] = self.used_bytes
+        return d
+
+
+@dataclass(kw_only=True)
+class VolumeAttachment:
+    path: str
+    sandbox: str
+    read_only: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> VolumeAttachment:
+        return cls(
+            path=d["path"],
+            sandbox=d["sandbox"],
+            read_only=d.get("read_only"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.path is not None:
+            d["path"] = self.path
+        if self.sandbox is not None:
+            d["sandbox"] = self.sandbox
+        if self.read_only is not None:
+            d["read_only"] = self.read_only
+        return d
+
+
+@dataclass(kw_only=True)
+class VolumeList:
+    volumes: list[Volume]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> VolumeList:
+        return cls(
+            volumes=[Volume.from_dict(x) for x in d["volumes"]],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.volumes is not None:
+            d["volumes"] = [x.to_dict() for x in self.volumes]
+        return d
+
+
+@dataclass(kw_only=True)
+class VolumeMount:
+    name: str
+    path: str
+    read_only: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> VolumeMount:
+        return cls(
+            name=d["name"],
+            path=d["path"],
+            read_only=d.get("read_only"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.name is not None:
+            d["name"] = self.name
+        if self.path is not None:
+            d["path"] = self.path
+        if self.read_only is not None:
+            d["read_only"] = self.read_only
         return d
 
 
