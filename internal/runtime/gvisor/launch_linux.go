@@ -37,6 +37,19 @@ func (r rootfs) mount() error {
 			return err
 		}
 	}
+	// overlayfs shows its upper directory's mode and owner as the root's:
+	// a 0700 upper would leave the sandbox's user unable to resolve any
+	// path (EACCES on /bin/sh). The upper takes the template root's.
+	var st unix.Stat_t
+	if err := unix.Stat(r.Root, &st); err != nil {
+		return fmt.Errorf("template root: %w", err)
+	}
+	if err := unix.Chmod(upper, st.Mode&0o7777); err != nil {
+		return fmt.Errorf("template root: %w", err)
+	}
+	if err := unix.Chown(upper, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("template root: %w", err)
+	}
 	for _, p := range []string{r.Root, upper, work} {
 		if strings.ContainsAny(p, ",:\\") {
 			return fmt.Errorf("path %q has a character overlayfs cannot take", p)
