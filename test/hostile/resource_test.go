@@ -25,6 +25,7 @@ import (
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // cgroupFile reads one file of sandbox id's cgroup (v1 controller ctrl),
@@ -199,6 +200,10 @@ func TestResourceMemory(t *testing.T) {
 	e := newEnv(t, testenv.Options{})
 	id := e.sandbox(client.Spec{MemoryMB: 64, DiskMB: 16})
 	e.installProbe(id)
+	if onGVisor(t) {
+		e.memoryGVisor(id)
+		return
+	}
 	r, res := e.probeIn(id, "", "alloc", "256")
 	if r.OK || !res.OOMKilled {
 		t.Fatalf("256 MiB in a 64 MiB sandbox: want an OOM kill, got %+v %+v", r, res.ExecResult)
@@ -208,6 +213,30 @@ func TestResourceMemory(t *testing.T) {
 	if resultField(rec, "oom_killed") != true {
 		t.Fatalf("the exec result does not record the OOM kill: %s", rec.Result)
 	}
+}
+
+// memoryGVisor is TestResourceMemory on gVisor, whose kernel has no OOM
+// killer of its own: past the limit the host's memory cgroup kills the
+// sentry, so the sandbox as a whole stops — and is reported failed, with
+// the reason, while its neighbours (the witness) go on.
+func (e *env) memoryGVisor(id string) {
+	e.t.Helper()
+	res, err := e.Client.Exec(ctxT(e.t, 2*time.Minute), id, client.ExecRequest{Cmd: []string{"/workspace/.hostile-probe", "alloc", "256"}})
+	if err == nil && !res.OOMKilled {
+		e.t.Fatalf("256 MiB in a 64 MiB gVisor sandbox: %+v", res)
+	}
+	var sb client.Sandbox
+	if !waitFor(30*time.Second, func() bool {
+		sb, err = e.Client.Get(ctxT(e.t, time.Minute), id)
+		return err == nil && sb.State == wire.StateFailed
+	}) {
+		e.t.Fatalf("the sandbox is not reported failed: %+v %v", sb, err)
+	}
+	if !strings.Contains(strings.ToLower(sb.Reason), "memory") {
+		e.t.Fatalf("the failed sandbox's reason does not say memory: %q", sb.Reason)
+	}
+	e.t.Logf("gVisor: exec %v; sandbox %s: %s", err, sb.State, sb.Reason)
+	e.stillServes()
 }
 
 // Filling the writable layer: the disk quota answers ENOSPC, to exec and to
@@ -256,6 +285,27 @@ func TestResourceInodes(t *testing.T) {
 	e.installProbe(id)
 	e.sh(id, "", "mkdir /workspace/many")
 	r, res := e.probeIn(id, "", "files", "/workspace/many", strconv.Itoa(n))
+	if onGVisor(t) {
+		// gVisor's overlay keeps the layer's inodes in the sentry's
+		// memory and only file data in its (size-bounded) file on the
+		// host; runsc takes no inode limit for it (docs/gvisor.md). What
+		// the attack is after — the host's inodes — is untouched: the
+		// layer's host directory holds no file per sandbox file, and the
+		// sentry's memory stays under the sandbox's cgroup.
+		layer := filepath.Join(e.Data, "gvisor", "sandboxes", id, "layer")
+		entries := 0
+		_ = filepath.WalkDir(layer, func(string, os.DirEntry, error) error { entries++; return nil })
+		if entries > 4 {
+			t.Fatalf("%d files in the sandbox made %d entries in its host layer directory", r.Count, entries)
+		}
+		if max, used := e.cgroupSum("memory", id, "memory.limit_in_bytes", ""), e.cgroupSum("memory", id, "memory.max_usage_in_bytes", ""); max <= 0 || used > max {
+			t.Fatalf("the sentry's memory is not bounded by the sandbox's cgroup: used %d, limit %d", used, max)
+		}
+		t.Logf("gVisor: %d files (%s), %d host entries", r.Count, r.Errno, entries)
+		e.sh(id, "", "rm -rf /workspace/many")
+		e.stillServes(id)
+		return
+	}
 	if r.OK || r.Errno != "ENOSPC" {
 		t.Fatalf("%d files in a 16 MiB layer: want ENOSPC, got %+v %+v", n, r, res.ExecResult)
 	}
