@@ -215,7 +215,14 @@ func TestKernelSetuidBinary(t *testing.T) {
 func TestKernelKillEverything(t *testing.T) {
 	e := newEnv(t, testenv.Options{})
 	id := e.sandbox(client.Spec{})
-	hostUID := e.guestUID(id)
+	var hostUID int
+	if onGVisor(t) {
+		// The agent is a task of gVisor's kernel: the host process whose
+		// uid the sandbox could share is the sentry.
+		hostUID = e.sentryUID(id)
+	} else {
+		hostUID = e.guestUID(id)
+	}
 	// Control: natively `kill -9 -1` as a uid kills that uid's processes.
 	const ctrlUID = 59999
 	victim := sleeper(t, ctrlUID)
@@ -282,6 +289,28 @@ func (e *env) guestUID(id string) int {
 		e.t.Fatalf("the guest of %s runs as host root", id)
 	}
 	return int(st.Uid)
+}
+
+// sentryUID is the host uid of a gVisor sandbox's sentry (runsc-sandbox,
+// in the sandbox's cgroup).
+func (e *env) sentryUID(id string) int {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/pids", e.Prefix, id, "cgroup.procs"))
+	if err != nil {
+		e.t.Fatalf("the sandbox's cgroup: %v", err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		if c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(c), "runsc-sandbox") {
+			var st syscall.Stat_t
+			if err := syscall.Stat(fmt.Sprintf("/proc/%d", pid), &st); err != nil {
+				e.t.Fatal(err)
+			}
+			return int(st.Uid)
+		}
+	}
+	e.t.Fatalf("no sentry in %s's cgroup (%q)", id, b)
+	return -1
 }
 
 // guestPID is the host pid of sandbox id's guest agent.
