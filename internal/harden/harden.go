@@ -17,6 +17,7 @@ const (
 	CapSetpcap        Cap = 8
 	CapNetBindService Cap = 10
 	CapSysAdmin       Cap = 21
+	CapSysResource    Cap = 24
 	CapLast           Cap = 40 // CAP_CHECKPOINT_RESTORE, the last one on 6.x kernels
 )
 

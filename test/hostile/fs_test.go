@@ -325,6 +325,7 @@ func TestFSArchiveDeviceNode(t *testing.T) {
 // the container's cwd in the host's filesystem). Every such cwd must be
 // refused, for exec and for background processes.
 func TestFSProcSelfFdWorkingDirectory(t *testing.T) {
+	nativeOnly(t, "the case puts a host directory's descriptor in the guest agent's host process; under gVisor the agent is a task of gVisor's kernel, which holds no host descriptor it could hand on (the /proc/self/fd working directories of workloads are refused by the agent's user-space resolution, tested in internal/guest/openat2)")
 	c := newCanary(t)
 	// Control: natively a child holding a descriptor of a host directory
 	// starts in that directory through /proc/self/fd/3.
@@ -393,6 +394,7 @@ func clipS(s string) string {
 // runc): the agent runs from a sealed memfd the sandbox cannot reopen for
 // writing.
 func TestFSOverwriteGuestBinary(t *testing.T) {
+	nativeOnly(t, "the case finds the agent's sealed memfd through its host pid; under gVisor the agent binary is a read-only bind of the gofer, hidden under an empty tmpfs, and /proc/1/exe is gVisor's")
 	// Control: natively, the CVE's technique — an O_PATH descriptor of a
 	// process's binary, reopened for writing once it exited — overwrites the
 	// binary.
@@ -540,6 +542,7 @@ func TestFSWriteProcThroughFilesAPI(t *testing.T) {
 
 // Writing one's own memory through /proc/self/mem (CVE-2012-0056 class).
 func TestFSProcSelfMem(t *testing.T) {
+	nativeOnly(t, "/proc/self/mem is gVisor's own implementation, inside its user-space kernel: writing one's own memory there cannot reach the host's kernel (the CVE class is a host-kernel bug)")
 	runProbeCase(t, probeCase{op: "procmem", wantErrno: "EACCES"})
 }
 

@@ -24,6 +24,7 @@ import (
 // theirs. The kernel charges a user namespace's use to the namespace's
 // owner too: each sandbox's namespace must be owned by its own uid.
 func TestInotifyPerSandbox(t *testing.T) {
+	nativeOnly(t, "the shared counters are the host kernel's per-user ucounts, charged through each sandbox's host user namespace; under gVisor inotify instances and watches are gVisor's own objects, counted inside each sandbox's sentry, and no host user namespace is made")
 	e := newEnv(t, testenv.Options{})
 	ca := e.as(e.tenantKey("inotify-a", client.Quotas{}).Key)
 	cb := e.as(e.tenantKey("inotify-b", client.Quotas{}).Key)

@@ -111,7 +111,34 @@ func TestKernelOpenByHandle(t *testing.T) {
 // The x32 syscall table, a way around a filter keyed on numbers: the
 // sandbox kills the process (natively the kernel answers ENOSYS: no x32).
 func TestKernelX32Syscall(t *testing.T) {
+	if onGVisor(t) {
+		x32GVisor(t)
+		return
+	}
 	runProbeCase(t, probeCase{op: "x32", nativeErrno: nativeX32(t), wantSignal: "SIGSYS"})
+}
+
+// x32GVisor: gVisor implements seccomp's SECCOMP_RET_KILL_PROCESS as
+// KILL_THREAD (any action it does not know). The filter's kill then ends
+// only the calling thread: the call never runs (the probe never reports),
+// and the rest of the process lives on until the exec's deadline kills it
+// — the deadline must end it, whatever it does.
+func x32GVisor(t *testing.T) {
+	if n := nativeX32(t); n == "" {
+		t.Fatalf("positive control: natively the x32 call returned: %+v", n)
+	}
+	e := newEnv(t, testenv.Options{})
+	id := e.sandbox(client.Spec{})
+	e.installProbe(id)
+	res := e.exec(id, client.ExecRequest{Cmd: []string{probePath, "x32"}, TimeoutMs: 3000})
+	if strings.Contains(res.Stdout, "{") {
+		t.Fatalf("the x32 call returned inside gVisor: %q", res.Stdout)
+	}
+	if !res.TimedOut || res.Signal != "SIGKILL" {
+		t.Fatalf("the exec's deadline did not end the probe: %+v", res.ExecResult)
+	}
+	e.stillServes(id)
+	e.execAudited(id, "x32")
 }
 
 // nativeX32 is what this kernel answers an x32 syscall with ("" if it has
@@ -188,7 +215,14 @@ func TestKernelSetuidBinary(t *testing.T) {
 func TestKernelKillEverything(t *testing.T) {
 	e := newEnv(t, testenv.Options{})
 	id := e.sandbox(client.Spec{})
-	hostUID := e.guestUID(id)
+	var hostUID int
+	if onGVisor(t) {
+		// The agent is a task of gVisor's kernel: the host process whose
+		// uid the sandbox could share is the sentry.
+		hostUID = e.sentryUID(id)
+	} else {
+		hostUID = e.guestUID(id)
+	}
 	// Control: natively `kill -9 -1` as a uid kills that uid's processes.
 	const ctrlUID = 59999
 	victim := sleeper(t, ctrlUID)
@@ -255,6 +289,28 @@ func (e *env) guestUID(id string) int {
 		e.t.Fatalf("the guest of %s runs as host root", id)
 	}
 	return int(st.Uid)
+}
+
+// sentryUID is the host uid of a gVisor sandbox's sentry (runsc-sandbox,
+// in the sandbox's cgroup).
+func (e *env) sentryUID(id string) int {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/pids", e.Prefix, id, "cgroup.procs"))
+	if err != nil {
+		e.t.Fatalf("the sandbox's cgroup: %v", err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		if c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(c), "runsc-sandbox") {
+			var st syscall.Stat_t
+			if err := syscall.Stat(fmt.Sprintf("/proc/%d", pid), &st); err != nil {
+				e.t.Fatal(err)
+			}
+			return int(st.Uid)
+		}
+	}
+	e.t.Fatalf("no sentry in %s's cgroup (%q)", id, b)
+	return -1
 }
 
 // guestPID is the host pid of sandbox id's guest agent.

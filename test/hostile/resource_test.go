@@ -25,6 +25,7 @@ import (
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // cgroupFile reads one file of sandbox id's cgroup (v1 controller ctrl),
@@ -70,6 +71,18 @@ func (e *env) cgroupProcs(id string) int {
 	return n
 }
 
+// guestProcs counts the processes a sandbox's kernel shows in its /proc
+// (gVisor's), the counting shell's included.
+func (e *env) guestProcs(id string) int {
+	e.t.Helper()
+	r := e.sh(id, "", "n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n")
+	n, err := strconv.Atoi(strings.TrimSpace(r.Stdout))
+	if err != nil {
+		e.t.Fatalf("count processes in %s: %+v", id, r)
+	}
+	return n
+}
+
 // waitFor polls cond (bounded) and reports whether it became true.
 func waitFor(d time.Duration, cond func() bool) bool {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -94,7 +107,19 @@ func TestResourceProcessCeiling(t *testing.T) {
 	if strings.Contains(r.Stdout, "started=100") && r.ExitCode == 0 && !strings.Contains(r.Stderr, "fork") {
 		t.Fatalf("100 processes started in a sandbox limited to 64: %+v", r)
 	}
-	if refused := e.cgroupSum("pids", id, "pids.events", "max"); refused == 0 {
+	if onGVisor(t) {
+		// The host's pids cgroup counts the sentry's threads; inside,
+		// gVisor's kernel refuses the fork (RLIMIT_NPROC per uid, see
+		// docs/gvisor.md), and the shell says so. Each identity has
+		// its own budget there: the user is refused too.
+		if !strings.Contains(r.Stderr, "fork") {
+			t.Fatalf("no fork was refused: %+v", r)
+		}
+		u := e.sh(id, "user", spawn100)
+		if strings.Contains(u.Stdout, "started=100") || !strings.Contains(u.Stderr, "fork") {
+			t.Fatalf("100 processes started as user in a sandbox limited to 64: %+v", u)
+		}
+	} else if refused := e.cgroupSum("pids", id, "pids.events", "max"); refused == 0 {
 		t.Fatalf("the pids cgroup refused no fork: %+v", r)
 	}
 	t.Logf("sandboxed: exit %d, stderr %q", r.ExitCode, clipS(r.Stderr))
@@ -116,6 +141,11 @@ func TestResourceForkBomb(t *testing.T) {
 	// (pids.current counts them), so the baseline is the sandbox's
 	// processes before the bomb.
 	base := e.cgroupProcs(id)
+	if onGVisor(t) {
+		// The host sees the sentry's threads and stub processes (kept
+		// for reuse): count the sandbox's own processes instead.
+		base = e.guestProcs(id)
+	}
 	done := make(chan client.ExecResponse, 1)
 	go func() {
 		res, _ := e.Client.Exec(ctxT(t, time.Minute), id, client.ExecRequest{Cmd: []string{"/bin/sh", "-c", "bomb(){ bomb | bomb & }; bomb; sleep 5"}, TimeoutMs: 3000})
@@ -143,8 +173,17 @@ func TestResourceForkBomb(t *testing.T) {
 	if !r.TimedOut && r.ExitCode == 0 {
 		t.Fatalf("the bomb's exec ended normally: %+v", r.ExecResult)
 	}
-	if !waitFor(20*time.Second, func() bool { return e.cgroupProcs(id) <= base }) {
-		t.Fatalf("the bomb's processes outlived their exec: %d processes in the sandbox's cgroups (baseline %d)", e.cgroupProcs(id), base)
+	procs := e.cgroupProcs
+	if onGVisor(t) {
+		procs = e.guestProcs
+		// The sentry survived: its host threads stayed under the
+		// host's ceiling (which would have killed the sandbox).
+		if limit := e.cgroupSum("pids", id, "pids.max", ""); limit > 0 && peak >= limit {
+			t.Fatalf("the bomb reached the host's ceiling: %d of %d", peak, limit)
+		}
+	}
+	if !waitFor(20*time.Second, func() bool { return procs(id) <= base }) {
+		t.Fatalf("the bomb's processes outlived their exec: %d processes in the sandbox (baseline %d)", procs(id), base)
 	}
 	e.stillServes(id)
 	e.execAudited(id, "bomb(){")
@@ -161,6 +200,10 @@ func TestResourceMemory(t *testing.T) {
 	e := newEnv(t, testenv.Options{})
 	id := e.sandbox(client.Spec{MemoryMB: 64, DiskMB: 16})
 	e.installProbe(id)
+	if onGVisor(t) {
+		e.memoryGVisor(id)
+		return
+	}
 	r, res := e.probeIn(id, "", "alloc", "256")
 	if r.OK || !res.OOMKilled {
 		t.Fatalf("256 MiB in a 64 MiB sandbox: want an OOM kill, got %+v %+v", r, res.ExecResult)
@@ -170,6 +213,30 @@ func TestResourceMemory(t *testing.T) {
 	if resultField(rec, "oom_killed") != true {
 		t.Fatalf("the exec result does not record the OOM kill: %s", rec.Result)
 	}
+}
+
+// memoryGVisor is TestResourceMemory on gVisor, whose kernel has no OOM
+// killer of its own: past the limit the host's memory cgroup kills the
+// sentry, so the sandbox as a whole stops — and is reported failed, with
+// the reason, while its neighbours (the witness) go on.
+func (e *env) memoryGVisor(id string) {
+	e.t.Helper()
+	res, err := e.Client.Exec(ctxT(e.t, 2*time.Minute), id, client.ExecRequest{Cmd: []string{"/workspace/.hostile-probe", "alloc", "256"}})
+	if err == nil && !res.OOMKilled {
+		e.t.Fatalf("256 MiB in a 64 MiB gVisor sandbox: %+v", res)
+	}
+	var sb client.Sandbox
+	if !waitFor(30*time.Second, func() bool {
+		sb, err = e.Client.Get(ctxT(e.t, time.Minute), id)
+		return err == nil && sb.State == wire.StateFailed
+	}) {
+		e.t.Fatalf("the sandbox is not reported failed: %+v %v", sb, err)
+	}
+	if !strings.Contains(strings.ToLower(sb.Reason), "memory") {
+		e.t.Fatalf("the failed sandbox's reason does not say memory: %q", sb.Reason)
+	}
+	e.t.Logf("gVisor: exec %v; sandbox %s: %s", err, sb.State, sb.Reason)
+	e.stillServes()
 }
 
 // Filling the writable layer: the disk quota answers ENOSPC, to exec and to
@@ -218,6 +285,27 @@ func TestResourceInodes(t *testing.T) {
 	e.installProbe(id)
 	e.sh(id, "", "mkdir /workspace/many")
 	r, res := e.probeIn(id, "", "files", "/workspace/many", strconv.Itoa(n))
+	if onGVisor(t) {
+		// gVisor's overlay keeps the layer's inodes in the sentry's
+		// memory and only file data in its (size-bounded) file on the
+		// host; runsc takes no inode limit for it (docs/gvisor.md). What
+		// the attack is after — the host's inodes — is untouched: the
+		// layer's host directory holds no file per sandbox file, and the
+		// sentry's memory stays under the sandbox's cgroup.
+		layer := filepath.Join(e.Data, "gvisor", "sandboxes", id, "layer")
+		entries := 0
+		_ = filepath.WalkDir(layer, func(string, os.DirEntry, error) error { entries++; return nil })
+		if entries > 4 {
+			t.Fatalf("%d files in the sandbox made %d entries in its host layer directory", r.Count, entries)
+		}
+		if max, used := e.cgroupSum("memory", id, "memory.limit_in_bytes", ""), e.cgroupSum("memory", id, "memory.max_usage_in_bytes", ""); max <= 0 || used > max {
+			t.Fatalf("the sentry's memory is not bounded by the sandbox's cgroup: used %d, limit %d", used, max)
+		}
+		t.Logf("gVisor: %d files (%s), %d host entries", r.Count, r.Errno, entries)
+		e.sh(id, "", "rm -rf /workspace/many")
+		e.stillServes(id)
+		return
+	}
 	if r.OK || r.Errno != "ENOSPC" {
 		t.Fatalf("%d files in a 16 MiB layer: want ENOSPC, got %+v %+v", n, r, res.ExecResult)
 	}

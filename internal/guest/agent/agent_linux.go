@@ -163,6 +163,9 @@ func (a *Agent) routes() *rpc.Mux {
 	procs.Register(m)
 	browser.New(procs).Register(m)
 	code.New(procs, a.logf, code.Options{}).Register(m)
+	if isGVisorMode() {
+		newPortRelay().register(m)
+	}
 	return m
 }
 

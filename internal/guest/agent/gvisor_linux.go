@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,11 @@ const gvisorCgroupDir = guestapi.GVisorDir + "/cg"
 // gets no capability (the bounding set caps every set execve computes;
 // gVisor applies it as Linux does).
 func gvisorPrepareExecThread() error {
+	// A cwd of its own (TableOptions.ChdirInSpawner): the thread changes
+	// into each workload's directory before it forks.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fmt.Errorf("unshare fs: %w", err)
+	}
 	for c := 0; c < 64; c++ {
 		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
 		if err == unix.EINVAL {
@@ -118,7 +124,8 @@ func startGVisor(boot *guestapi.GVisorBoot) (*Agent, error) {
 	a.cg = cgroup.NewDelegated(cgroup.V1, execDir, -1)
 	// Flat: gVisor's pids controller is not hierarchical. No securebits:
 	// gVisor implements only keep-caps.
-	opt := process.TableOptions{PrepareThread: gvisorPrepareExecThread, Flat: true}
+	opt := process.TableOptions{PrepareThread: gvisorPrepareExecThread, Flat: true, ChdirInSpawner: true,
+		BeforeSpawn: gvisorNproc{boot.Pids}.beforeSpawn}
 	if a.procs, err = process.NewTableWith(a.cg, opt); err != nil {
 		return nil, fmt.Errorf("spawner: %w", err)
 	}
@@ -199,6 +206,52 @@ func gvisorPidsGroup(limit int64) (int, error) {
 	return unix.Open(w, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 }
 
+// gvisorNproc sets RLIMIT_NPROC, just before each workload is forked
+// (BeforeSpawn; the child inherits it, Go's fork restores only
+// RLIMIT_NOFILE), to the sandbox's process limit. Fork bombs (resource
+// exhaustion): gVisor's pids controller charges a fork to a random one of
+// the task's cgroups (Task.chargeLocked returns after the first entry of a
+// map), so its pids.max refuses only about one fork in seven past the
+// limit, and the sentry's host threads then run into the host's ceiling,
+// which kills the whole sandbox. gVisor enforces RLIMIT_NPROC on every
+// clone — per uid, counting threads — for any task without
+// CAP_SYS_RESOURCE or CAP_SYS_ADMIN: workloads have neither; the agent
+// keeps CAP_SYS_RESOURCE (gvisorKeepCaps), so its own threads are never
+// refused, and they are added to root's budget (they count as uid 0's).
+type gvisorNproc struct{ limit int64 }
+
+func (g gvisorNproc) beforeSpawn(s *process.Spec) error {
+	if g.limit <= 0 {
+		return nil
+	}
+	n := uint64(g.limit)
+	if s.UID == 0 {
+		n += uint64(agentThreads())
+	}
+	return unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n})
+}
+
+// agentThreads is the agent's thread count (/proc/self/status), or a
+// generous guess when it cannot be read.
+func agentThreads() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return 32
+}
+
+// gvisorKeepCaps are the capabilities the agent keeps inside gVisor:
+// native's, plus CAP_SYS_RESOURCE (exempts its threads from the workloads'
+// RLIMIT_NPROC; gvisorNproc).
+var gvisorKeepCaps = append(append([]harden.Cap(nil), keepCaps...), harden.CapSysResource)
+
 // hideGVisorDir covers the agent's directory with an empty read-only
 // tmpfs: the host's socket, the boot file and the pids controller stay
 // reachable through the agent's descriptors only.
@@ -219,7 +272,7 @@ func lockDownGVisor(a *Agent) error {
 	if err := harden.SetNoNewPrivs(); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if err := harden.LimitCaps(keepCaps); err != nil {
+	if err := harden.LimitCaps(gvisorKeepCaps); err != nil {
 		return fmt.Errorf("capabilities: %w", err)
 	}
 	if err := harden.LoadSeccomp(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -129,6 +130,16 @@ type TableOptions struct {
 	// share one group (a fork bomb is then stopped). Killing a process
 	// tree then kills its session.
 	Flat bool
+	// ChdirInSpawner makes the spawner thread change into a workload's
+	// (verified) working directory itself, so that the child inherits it,
+	// instead of the child changing into /proc/self/fd/N. gVisor makes
+	// /proc/self/fd of a non-dumpable process (the agent, and so its
+	// children until they exec) root's: a child that dropped to the user
+	// cannot pass through it. PrepareThread must unshare CLONE_FS.
+	ChdirInSpawner bool
+	// BeforeSpawn, if set, runs on the spawner thread just before each
+	// fork (gVisor: the process limit of the workload's uid).
+	BeforeSpawn func(s *Spec) error
 }
 
 // NewTable starts the spawner and the reaper; cg, if not nil, is the
@@ -256,6 +267,7 @@ func (t *Table) Spawn(s Spec) (*Proc, error) {
 		Credential: &syscall.Credential{Uid: s.UID, Gid: s.GID, Groups: []uint32{s.GID}},
 	}
 	attr := &os.ProcAttr{Env: s.Env, Files: s.Files, Sys: sys}
+	spawnDir := -1
 	if s.Dir != "" {
 		// The child changes into a descriptor verified here, not a path it
 		// resolves itself (see openWorkDir: CVE-2024-21626).
@@ -268,6 +280,9 @@ func (t *Table) Spawn(s Spec) (*Proc, error) {
 		}
 		defer unix.Close(dfd)
 		attr.Dir = "/proc/self/fd/" + strconv.Itoa(dfd)
+		if t.opt.ChdirInSpawner {
+			attr.Dir, spawnDir = "", dfd
+		}
 	}
 	p := &Proc{sub: sub, exit: make(chan syscall.WaitStatus, 1), pidfd: -1}
 
@@ -284,6 +299,18 @@ func (t *Table) Spawn(s Spec) (*Proc, error) {
 		// and s.Files, which the spawner dup2s into place.
 		if err := harden.CloseOnExecAll(); err != nil {
 			return fmt.Errorf("close-on-exec sweep: %w", err)
+		}
+		if t.opt.BeforeSpawn != nil {
+			if err := t.opt.BeforeSpawn(&s); err != nil {
+				return err
+			}
+		}
+		if spawnDir >= 0 {
+			// Only this thread's cwd: PrepareThread unshared CLONE_FS.
+			if err := unix.Fchdir(spawnDir); err != nil {
+				return fmt.Errorf("working directory: %w", err)
+			}
+			defer func() { _ = unix.Chdir("/") }()
 		}
 		op, err := os.StartProcess(s.Path, s.Argv, attr)
 		if err != nil {
@@ -335,8 +362,20 @@ func (p *Proc) KillTree() int {
 	if p.sub != nil {
 		n, _ = p.sub.Kill()
 	}
-	// Also the session, in case there is no sub-group.
-	_ = unix.Kill(-p.Pid, unix.SIGKILL)
+	// Also the process group, in case there is no sub-group.
+	if err := unix.Kill(-p.Pid, unix.SIGKILL); err != nil || p.sub != nil {
+		return n
+	}
+	// Without a sub-group (gVisor) a fork bomb forks while the group is
+	// being killed: a child made during one kill outlives it and goes on.
+	// Kill again until the group is empty (its last members are reaped by
+	// the reaper), within a bound.
+	for i := 0; i < 200; i++ {
+		time.Sleep(10 * time.Millisecond)
+		if unix.Kill(-p.Pid, unix.SIGKILL) != nil {
+			break
+		}
+	}
 	return n
 }
 

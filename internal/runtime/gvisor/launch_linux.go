@@ -37,6 +37,19 @@ func (r rootfs) mount() error {
 			return err
 		}
 	}
+	// overlayfs shows its upper directory's mode and owner as the root's:
+	// a 0700 upper would leave the sandbox's user unable to resolve any
+	// path (EACCES on /bin/sh). The upper takes the template root's.
+	var st unix.Stat_t
+	if err := unix.Stat(r.Root, &st); err != nil {
+		return fmt.Errorf("template root: %w", err)
+	}
+	if err := unix.Chmod(upper, st.Mode&0o7777); err != nil {
+		return fmt.Errorf("template root: %w", err)
+	}
+	if err := unix.Chown(upper, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("template root: %w", err)
+	}
 	for _, p := range []string{r.Root, upper, work} {
 		if strings.ContainsAny(p, ",:\\") {
 			return fmt.Errorf("path %q has a character overlayfs cannot take", p)
@@ -124,6 +137,13 @@ func newNetNS() (*netNS, error) {
 			ch <- res{err: fmt.Errorf("unshare network namespace: %w", err)}
 			return
 		}
+		// runsc hands gVisor's netstack the namespace's interfaces as they
+		// are: with lo down the sandbox has no loopback at all, and its
+		// 127.0.0.1 traffic follows the default route out of the veth.
+		if err := loopbackUp(); err != nil {
+			ch <- res{err: fmt.Errorf("loopback: %w", err)}
+			return
+		}
 		ch <- res{tid: unix.Gettid()}
 		<-n.stop
 	}()
@@ -134,6 +154,24 @@ func newNetNS() (*netNS, error) {
 	n.Tid = r.tid
 	n.Path = "/proc/" + strconv.Itoa(os.Getpid()) + "/task/" + strconv.Itoa(r.tid) + "/ns/net"
 	return n, nil
+}
+
+// loopbackUp brings up lo in the calling thread's network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 func (n *netNS) Release() {

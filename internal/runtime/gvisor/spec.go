@@ -75,7 +75,7 @@ type ociNamespace struct {
 // before serving, and workloads get none.
 var agentCaps = []string{
 	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
-	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_SYS_ADMIN",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_SYS_ADMIN", "CAP_SYS_RESOURCE",
 }
 
 type subtree struct {
