@@ -55,6 +55,33 @@ func (m *Manager) volumeFS(sc Scope, name string, write bool) (*volume.FS, func(
 	return fs, func() { fs.Close(); release() }, nil
 }
 
+// openVolFile begins one files call on a volume: the right first (before
+// any input is judged), the path made volume-relative, the tree opened
+// (for writing, only while no sandbox is its writer). done releases it.
+func (m *Manager) openVolFile(sc Scope, name, p string, write bool) (fs *volume.FS, rel string, done func(), err error) {
+	need := rights.Read
+	if write {
+		need = rights.Volumes
+	}
+	if err := sc.Need(need); err != nil {
+		return nil, "", nil, err
+	}
+	if rel, err = volume.CleanPath(p); err != nil {
+		return nil, "", nil, err
+	}
+	fs, done, err = m.volumeFS(sc, name, write)
+	return fs, rel, done, err
+}
+
+// makeArgs are the owner and mode of what a write or mkdir makes.
+func makeArgs(user, modeText string, def uint32) (uid int, mode uint32, err error) {
+	if uid, err = ownerOf(user); err != nil {
+		return 0, 0, err
+	}
+	mode, err = parseMode(modeText, def)
+	return uid, mode, err
+}
+
 // ownerOf maps a files call's user to the owner of what it makes
 // (sandbox-relative ids: the mounts id-map them).
 func ownerOf(user string) (int, error) {
@@ -89,14 +116,7 @@ func (m *Manager) volFileEvent(ctx context.Context, sc Scope, kind, name, p stri
 
 // VolumeReadFile opens a volume's regular file; the caller closes Body.
 func (m *Manager) VolumeReadFile(ctx context.Context, sc Scope, name, p string) (*File, error) {
-	if err := sc.Need(rights.Read); err != nil {
-		return nil, err
-	}
-	rel, err := volume.CleanPath(p)
-	if err != nil {
-		return nil, err
-	}
-	fs, done, err := m.volumeFS(sc, name, false)
+	fs, rel, done, err := m.openVolFile(sc, name, p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -111,27 +131,16 @@ func (m *Manager) VolumeReadFile(ctx context.Context, sc Scope, name, p string) 
 // VolumeWriteFile replaces a volume's file with body (at most the
 // server's upload limit), making missing parents.
 func (m *Manager) VolumeWriteFile(ctx context.Context, sc Scope, name string, req WriteRequest, body io.Reader) (FileInfo, error) {
-	if err := sc.Need(rights.Volumes); err != nil {
-		return FileInfo{}, err
-	}
 	start := time.Now()
-	rel, err := volume.CleanPath(req.Path)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	uid, err := ownerOf(req.User)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	mode, err := parseMode(req.Mode, 0o644)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	fs, done, err := m.volumeFS(sc, name, true)
+	fs, rel, done, err := m.openVolFile(sc, name, req.Path, true)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	defer done()
+	uid, mode, err := makeArgs(req.User, req.Mode, 0o644)
+	if err != nil {
+		return FileInfo{}, err
+	}
 	fi, err := fs.Write(rel, body, m.fileLimits().MaxUploadBytes, mode, uid, uid)
 	m.volFileEvent(ctx, sc, "volume.files.write", name, "/"+rel, start, err)
 	return fi, err
@@ -139,14 +148,7 @@ func (m *Manager) VolumeWriteFile(ctx context.Context, sc Scope, name string, re
 
 // VolumeStat describes a volume's path.
 func (m *Manager) VolumeStat(ctx context.Context, sc Scope, name, p string) (FileInfo, error) {
-	if err := sc.Need(rights.Read); err != nil {
-		return FileInfo{}, err
-	}
-	rel, err := volume.CleanPath(p)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	fs, done, err := m.volumeFS(sc, name, false)
+	fs, rel, done, err := m.openVolFile(sc, name, p, false)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -156,14 +158,7 @@ func (m *Manager) VolumeStat(ctx context.Context, sc Scope, name, p string) (Fil
 
 // VolumeList lists a volume's directory.
 func (m *Manager) VolumeList(ctx context.Context, sc Scope, name string, req ListRequest) (ListResult, error) {
-	if err := sc.Need(rights.Read); err != nil {
-		return ListResult{}, err
-	}
-	rel, err := volume.CleanPath(req.Path)
-	if err != nil {
-		return ListResult{}, err
-	}
-	fs, done, err := m.volumeFS(sc, name, false)
+	fs, rel, done, err := m.openVolFile(sc, name, req.Path, false)
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -173,27 +168,16 @@ func (m *Manager) VolumeList(ctx context.Context, sc Scope, name string, req Lis
 
 // VolumeMkdir makes a directory in a volume.
 func (m *Manager) VolumeMkdir(ctx context.Context, sc Scope, name string, req MkdirRequest) (FileInfo, error) {
-	if err := sc.Need(rights.Volumes); err != nil {
-		return FileInfo{}, err
-	}
 	start := time.Now()
-	rel, err := volume.CleanPath(req.Path)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	uid, err := ownerOf(req.User)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	mode, err := parseMode(req.Mode, 0o755)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	fs, done, err := m.volumeFS(sc, name, true)
+	fs, rel, done, err := m.openVolFile(sc, name, req.Path, true)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	defer done()
+	uid, mode, err := makeArgs(req.User, req.Mode, 0o755)
+	if err != nil {
+		return FileInfo{}, err
+	}
 	fi, err := fs.Mkdir(rel, req.Parents, mode, uid, uid)
 	m.volFileEvent(ctx, sc, "volume.files.mkdir", name, "/"+rel, start, err)
 	return fi, err

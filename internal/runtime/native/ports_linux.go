@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/hostproc"
 )
 
@@ -26,13 +27,8 @@ import (
 // DialPort connects to TCP port on the sandbox's loopback (127.0.0.1, then
 // ::1 if nothing listens there).
 func (i *instance) DialPort(ctx context.Context, port int) (net.Conn, error) {
-	if port < 1 || port > 65535 {
-		return nil, errs.Invalid("port must be between 1 and 65535")
-	}
-	select {
-	case <-i.done:
-		return nil, errs.New(errs.CodeSandboxNotActive, "the sandbox is not running")
-	default:
+	if err := runtime.CheckDial(port, i.done); err != nil {
+		return nil, err
 	}
 	// A pidfd of our own (the instance's may be closed by a concurrent
 	// teardown), checked against the recorded start time: a recycled pid
