@@ -174,14 +174,7 @@ func (m *Manager) hibernate(ctx context.Context, b *box, actor, cause string) (S
 		// Hibernated by its timeout: a resume gives it a whole timeout.
 		left = time.Duration(b.sb.Spec.TimeoutS) * time.Second
 	}
-	b.pz.remaining = left
-	b.sb.State = StateHibernated
-	b.sb.PausedAt = &now
-	b.sb.RemainingMS = left.Milliseconds()
-	b.sb.ExpiresAt = now.Add(time.Duration(b.sb.Spec.PausedTimeoutS) * time.Second)
-	if b.pz.idle != nil {
-		b.pz.idle.Stop()
-	}
+	b.fallAsleep(StateHibernated, left, now)
 	b.mu.Unlock()
 	if err := m.persist(context.WithoutCancel(ctx), b, false); err != nil {
 		// The image is complete and the instance gone: the sandbox

@@ -183,14 +183,7 @@ func (m *Manager) pause(ctx context.Context, b *box, actor, cause string) (Sandb
 		// (else it would expire the moment it woke).
 		left = time.Duration(b.sb.Spec.TimeoutS) * time.Second
 	}
-	b.pz.remaining = left
-	b.sb.State = StatePaused
-	b.sb.PausedAt = &now
-	b.sb.RemainingMS = left.Milliseconds()
-	b.sb.ExpiresAt = now.Add(time.Duration(b.sb.Spec.PausedTimeoutS) * time.Second)
-	if b.pz.idle != nil {
-		b.pz.idle.Stop()
-	}
+	b.fallAsleep(StatePaused, left, now)
 	b.mu.Unlock()
 	if err := m.persist(context.WithoutCancel(ctx), b, false); err != nil {
 		// Not recorded: a restart would reattach it as running, frozen.
@@ -392,4 +385,18 @@ func (c *Caller) Pause(ctx context.Context, id string) (Sandbox, error) {
 // Resume thaws a paused sandbox (Manager.Resume).
 func (c *Caller) Resume(ctx context.Context, id string) (Sandbox, error) {
 	return c.m.Resume(ctx, rights.FromContext(ctx), id)
+}
+
+// fallAsleep marks b asleep (paused or hibernated) with left of its life
+// kept for its wake: its clock stops, paused_timeout_s bounds the sleep,
+// and its idle timer stops. The caller holds b.mu.
+func (b *box) fallAsleep(state State, left time.Duration, now time.Time) {
+	b.pz.remaining = left
+	b.sb.State = state
+	b.sb.PausedAt = &now
+	b.sb.RemainingMS = left.Milliseconds()
+	b.sb.ExpiresAt = now.Add(time.Duration(b.sb.Spec.PausedTimeoutS) * time.Second)
+	if b.pz.idle != nil {
+		b.pz.idle.Stop()
+	}
 }
