@@ -111,8 +111,8 @@ export function forkCount(n: number): number {
   return n;
 }
 
-export function onTimeout(v: string | undefined): "kill" | "pause" | undefined {
-  if (v !== undefined && v !== "kill" && v !== "pause") throw invalid('on_timeout must be "kill" or "pause"');
+export function onTimeout(v: string | undefined): "kill" | "pause" | "hibernate" | undefined {
+  if (v !== undefined && v !== "kill" && v !== "pause" && v !== "hibernate") throw invalid('on_timeout must be "kill", "pause" or "hibernate"');
   return v;
 }
 

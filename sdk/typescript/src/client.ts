@@ -21,7 +21,7 @@ export interface CreateOptions extends CallOptions {
   /** Calls resume a paused sandbox instead of failing with sandbox_paused. */
   autoResume?: boolean;
   /** At the timeout: "kill" (default) or "pause". */
-  onTimeout?: "kill" | "pause";
+  onTimeout?: "kill" | "pause" | "hibernate";
   /** Pause after this many seconds without traffic (0: never). */
   idlePauseAfterS?: number;
   /** How long it may stay paused, seconds (default 7 days). */

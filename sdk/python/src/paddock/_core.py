@@ -273,8 +273,8 @@ def fork_count(n: int) -> int:
 
 
 def on_timeout(v: str | None) -> str | None:
-    if v is not None and v not in ("kill", "pause"):
-        raise InvalidArgumentError("invalid_argument", 'on_timeout must be "kill" or "pause"')
+    if v is not None and v not in ("kill", "pause", "hibernate"):
+        raise InvalidArgumentError("invalid_argument", 'on_timeout must be "kill", "pause" or "hibernate"')
     return v
 
 
