@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errs"
-	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/hostproc"
+	"github.com/paddockhq/paddock/internal/runtime"
 )
 
 // Exposed ports: the server reaches a port on the sandbox's own loopback
