@@ -103,7 +103,30 @@ func (g *Group) setFrozen(ctx context.Context, frozen bool) error {
 			return fmt.Errorf("cgroup: %s: freezer did not settle to %s: %w", g.id, value, errs.ErrTimeout)
 		case <-time.After(freezePoll(i)):
 		}
+		if frozen && g.unified == "" {
+			if err := refreezeV1(file, i); err != nil {
+				return fmt.Errorf("cgroup: %s: write %s: %w", g.id, filepath.Base(file), err)
+			}
+		}
 	}
+}
+
+// refreezeV1 pushes a v1 freezer that is stuck in FREEZING. The v1
+// freezer marks the tasks it finds when FROZEN is written; a task forked
+// while the walk runs (a workload that keeps spawning, e.g. a shell loop
+// of short commands) can escape it, and the state then stays FREEZING
+// until FROZEN is written again. So the write is repeated while polling,
+// and every 25th poll the group is thawed for a moment and frozen anew,
+// which lets a task caught half-way finish its fork (the remedy runc's
+// v1 freezer uses too).
+func refreezeV1(file string, i int) error {
+	if i%25 == 24 {
+		if err := writeFile(file, "THAWED"); err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return writeFile(file, "FROZEN")
 }
 
 // freezePoll is short first (the freezer usually settles in a few ms).

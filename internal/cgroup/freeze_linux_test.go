@@ -141,3 +141,49 @@ func TestFreezeV2Files(t *testing.T) {
 		t.Errorf("Freeze without a freezer = %v, want unsupported", err)
 	}
 }
+
+// A workload that keeps forking short-lived commands (the shape that left
+// the v1 freezer in FREEZING until the pause timed out) freezes every time,
+// and while frozen nothing new runs. Twenty rounds: one stuck freeze fails.
+func TestFreezeForkingWorkload(t *testing.T) {
+	h := testHost(t)
+	if h.Version() == V1 && h.l.freezer == "" {
+		t.Skip("needs a freezer: the v1 freezer hierarchy is not mounted")
+	}
+	g, err := h.Create("forking", Limits{}, delegateID, delegateID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "c")
+	cmd := exec.Command("sh", "-c", `i=0; while :; do i=$((i+1)); echo $i > "$1.new"; mv "$1.new" "$1"; /bin/true; done`, "sh", counter)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if err := g.AddWorkloadProc(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	read := func() string { b, _ := os.ReadFile(counter); return string(b) }
+	for round := range 20 {
+		if err := g.Freeze(ctx); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		a := read()
+		time.Sleep(20 * time.Millisecond)
+		if b := read(); a != b {
+			t.Fatalf("round %d: the counter moved while frozen (%q → %q)", round, a, b)
+		}
+		if err := g.Thaw(ctx); err != nil {
+			t.Fatalf("round %d: thaw: %v", round, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Positive control: thawed, the workload runs.
+	a := read()
+	time.Sleep(100 * time.Millisecond)
+	if read() == a {
+		t.Fatal("control: the counter did not move while thawed")
+	}
+}
