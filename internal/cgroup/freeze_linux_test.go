@@ -156,7 +156,13 @@ func TestFreezeForkingWorkload(t *testing.T) {
 	}
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "c")
-	cmd := exec.Command("sh", "-c", `i=0; while :; do i=$((i+1)); echo $i > "$1.new"; mv "$1.new" "$1"; /bin/true; done`, "sh", counter)
+	// The loop waits for a line on stdin: it starts only once the shell is
+	// in the group, so no child forked before the move runs outside it.
+	cmd := exec.Command("sh", "-c", `read go; i=0; while :; do i=$((i+1)); echo $i > "$1.new"; mv "$1.new" "$1"; /bin/true; done`, "sh", counter)
+	start, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +171,18 @@ func TestFreezeForkingWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	defer g.Thaw(ctx) // before the kill above: a frozen task cannot die
+	if _, err := start.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, _ := os.ReadFile(counter); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the workload never wrote its counter")
+		}
+	}
 	read := func() string { b, _ := os.ReadFile(counter); return string(b) }
 	for round := range 20 {
 		if err := g.Freeze(ctx); err != nil {
