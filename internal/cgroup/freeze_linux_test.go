@@ -15,17 +15,25 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 )
 
-// A busy process in a frozen group gets no CPU; thawed, it runs again.
-// Positive control: the same process, unfrozen, does accumulate CPU.
-func TestFreezeStopsCPU(t *testing.T) {
+// freezerGroup is a new group of the test host, or a skip where this host
+// has no freezer (a v1 host without the freezer hierarchy mounted).
+func freezerGroup(t *testing.T, name string) *Group {
+	t.Helper()
 	h := testHost(t)
 	if h.Version() == V1 && h.l.freezer == "" {
 		t.Skip("needs a freezer: the v1 freezer hierarchy is not mounted")
 	}
-	g, err := h.Create("pause", Limits{}, delegateID, delegateID)
+	g, err := h.Create(name, Limits{}, delegateID, delegateID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// A busy process in a frozen group gets no CPU; thawed, it runs again.
+// Positive control: the same process, unfrozen, does accumulate CPU.
+func TestFreezeStopsCPU(t *testing.T) {
+	g := freezerGroup(t, "pause")
 	cmd := exec.Command("sh", "-c", "while :; do :; done")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -146,14 +154,7 @@ func TestFreezeV2Files(t *testing.T) {
 // the v1 freezer in FREEZING until the pause timed out) freezes every time,
 // and while frozen nothing new runs. Twenty rounds: one stuck freeze fails.
 func TestFreezeForkingWorkload(t *testing.T) {
-	h := testHost(t)
-	if h.Version() == V1 && h.l.freezer == "" {
-		t.Skip("needs a freezer: the v1 freezer hierarchy is not mounted")
-	}
-	g, err := h.Create("forking", Limits{}, delegateID, delegateID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := freezerGroup(t, "forking")
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "c")
 	// The loop waits for a line on stdin: it starts only once the shell is
