@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -163,14 +164,5 @@ func writeFileSync(path string, data []byte, perm os.FileMode, excl bool) error 
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.SyncDir(filepath.Dir(path))
 }

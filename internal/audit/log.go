@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -247,7 +248,7 @@ func Open(o Options) (*Log, error) {
 	l.size = st.Size()
 	l.written = l.size
 	l.lastSeq = l.seq
-	if err := syncDir(o.Dir); err != nil {
+	if err := durable.SyncDir(o.Dir); err != nil {
 		l.f.Close()
 		return nil, fmt.Errorf("audit directory: %w", err)
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func (l *Log) rotate() bool {
 		l.log.Warn("audit segment rotation failed; continuing in the current one", "err", err)
 		return false
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := durable.SyncDir(l.dir); err != nil {
 		f.Close()
 		_ = os.Remove(filepath.Join(l.dir, SegmentName(next)))
 		l.log.Warn("audit segment rotation failed; continuing in the current one", "err", err)
@@ -146,7 +147,7 @@ func (l *Log) drop() {
 	if gone == 0 {
 		return
 	}
-	_ = syncDir(l.dir)
+	_ = durable.SyncDir(l.dir)
 	l.mu.Lock()
 	l.segs = append([]segment(nil), l.segs[gone:]...)
 	l.mu.Unlock()
@@ -160,7 +161,7 @@ func archive(src, dst string) error {
 		return err
 	}
 	if err := os.Rename(src, dst); err == nil {
-		return syncDir(filepath.Dir(dst))
+		return durable.SyncDir(filepath.Dir(dst))
 	}
 	in, err := os.Open(src)
 	if err != nil {
@@ -182,7 +183,7 @@ func archive(src, dst string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	return os.Remove(src)

@@ -2,12 +2,12 @@ package layers
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"hash"
 	"io"
 	"io/fs"
@@ -306,7 +306,7 @@ func (s *Store) SetRefs(owner string, ids []string) error {
 	if err != nil {
 		return errs.Wrap(errs.CodeInternal, err, "layer store: cannot encode references")
 	}
-	if err := writeFileAtomic(filepath.Join(s.dir, refsDir), owner+".json", data); err != nil {
+	if err := durable.WriteFile(filepath.Join(s.dir, refsDir), owner+".json", data, 0o600); err != nil {
 		return errs.Wrap(errs.CodeInternal, err, "layer store: cannot write references")
 	}
 	for _, id := range uniq(s.refs[owner]) {
@@ -335,7 +335,7 @@ func (s *Store) DropRefs(owner string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errs.Wrap(errs.CodeInternal, err, "layer store: cannot remove references")
 	}
-	syncDir(filepath.Join(s.dir, refsDir))
+	_ = durable.SyncDir(filepath.Join(s.dir, refsDir))
 	for _, id := range uniq(s.refs[owner]) {
 		s.counts[id]--
 		if s.counts[id] <= 0 {
@@ -388,7 +388,7 @@ func (s *Store) GC() (removed int, freed int64, err error) {
 // removeDir renames p into tmp/ (so it vanishes from the store at once)
 // and removes it there; a crash midway leaves it to the next sweep.
 func (s *Store) removeDir(p string) error {
-	dst := filepath.Join(s.dir, tmpDir, "rm-"+randHex())
+	dst := filepath.Join(s.dir, tmpDir, "rm-"+durable.RandHex())
 	if err := os.Rename(p, dst); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -457,7 +457,7 @@ func (s *Store) Put(ctx context.Context, lease *Lease, want string, r io.Reader,
 		}
 		defer s.endInflight(got)
 	}
-	disk, err := diskUsage(root)
+	disk, err := durable.Usage(root)
 	if err != nil {
 		return Layer{}, errs.Wrap(errs.CodeInternal, err, "layer store: cannot measure a layer")
 	}
@@ -466,7 +466,7 @@ func (s *Store) Put(ctx context.Context, lease *Lease, want string, r io.Reader,
 		return Layer{}, err
 	}
 	data, _ := json.Marshal(l)
-	if err := writeFileAtomic(stage, layerMeta, data); err != nil {
+	if err := durable.WriteFile(stage, layerMeta, data, 0o600); err != nil {
 		s.unreserve(disk)
 		return Layer{}, errs.Wrap(errs.CodeInternal, err, "layer store: cannot write layer metadata")
 	}
@@ -475,7 +475,7 @@ func (s *Store) Put(ctx context.Context, lease *Lease, want string, r io.Reader,
 		s.unreserve(disk)
 		return Layer{}, errs.Wrap(errs.CodeInternal, err, "layer store: cannot install a layer")
 	}
-	syncDir(filepath.Dir(final))
+	_ = durable.SyncDir(filepath.Dir(final))
 	l.Dir = filepath.Join(final, rootDir)
 	s.mu.Lock()
 	s.layers[got] = l
@@ -565,7 +565,7 @@ func (s *Store) unreserve(n int64) {
 }
 
 func (s *Store) newStaging() (string, io.Closer, error) {
-	p := filepath.Join(s.dir, tmpDir, "put-"+randHex())
+	p := filepath.Join(s.dir, tmpDir, "put-"+durable.RandHex())
 	if err := os.Mkdir(p, 0o700); err != nil {
 		return "", nil, err
 	}
@@ -639,44 +639,6 @@ func readRefs(p string) ([]string, error) {
 		}
 	}
 	return ids, nil
-}
-
-// writeFileAtomic writes dir/name through a synced temp file and a rename.
-func writeFileAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, "."+name+"."+randHex())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	syncDir(dir)
-	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
-
-func randHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func uniq(ids []string) []string {

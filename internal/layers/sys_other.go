@@ -9,5 +9,3 @@ import (
 )
 
 func tryLock(p string) (io.Closer, bool, error) { return nil, false, errs.ErrUnsupported }
-
-func diskUsage(root string) (int64, error) { return 0, errs.ErrUnsupported }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -206,7 +207,7 @@ func (r *Registry) BuildDebian(ctx context.Context, o DebianOptions, progress io
 	if err := finalizeDebian(rootfs, r.log); err != nil {
 		return errs.Wrap(errs.CodeInternal, err, "template %q: finalizing the root filesystem failed", o.Name)
 	}
-	size, err := diskUsage(rootfs)
+	size, err := durable.Usage(rootfs)
 	if err != nil {
 		return errs.Wrap(errs.CodeInternal, err, "template %q: cannot measure the root filesystem", o.Name)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/paddockhq/paddock/internal/durable"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -343,7 +344,7 @@ func processesWith(t *testing.T, s string) []string {
 
 func TestBuildDebianCancelKillsBuilder(t *testing.T) {
 	r, data := openTest(t)
-	marker := "paddock-cancel-" + randHex()
+	marker := "paddock-cancel-" + durable.RandHex()
 	fakeBuilder(t, `mkdir -p "$target/etc"
 cat > "$target/child.sh" <<'EOS'
 trap "" TERM HUP INT

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -568,7 +569,7 @@ func (r *Registry) ensureHostLocked() error {
 	if err := buildHostRootfs(rootfs, r.hostRoot, want, r.log); err != nil {
 		return err
 	}
-	size, err := diskUsage(rootfs)
+	size, err := durable.Usage(rootfs)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"io"
 	"io/fs"
 	"os"
@@ -207,7 +208,7 @@ func (r *Registry) InstallImage(ctx context.Context, ls []layers.Layer, cfg *v1.
 		Image: &imageMeta{
 			Layers:   ids,
 			Tenant:   o.Tenant,
-			RefOwner: refOwnerPrefix + o.Name + ":" + randHex(),
+			RefOwner: refOwnerPrefix + o.Name + ":" + durable.RandHex(),
 			Source:   src,
 			Defaults: defaultsFrom(cfg, lowers, o.StartCmd, o.ReadyCmd),
 		},
@@ -408,11 +409,11 @@ func (r *Registry) Remove(name string, inUse InUse) error {
 		return errs.New(errs.CodeConflict, "template %q is in use by sandboxes; remove them first", name)
 	}
 	m, _, isImage := r.readyImage(name)
-	old := filepath.Join(r.dir, oldPrefix+name+"-"+randHex())
+	old := filepath.Join(r.dir, oldPrefix+name+"-"+durable.RandHex())
 	if err := os.Rename(dir, old); err != nil {
 		return errs.Wrap(errs.CodeInternal, err, "template %q: cannot remove it", name)
 	}
-	syncDir(r.dir)
+	_ = durable.SyncDir(r.dir)
 	if isImage {
 		if st, err := r.layerStore(); err == nil {
 			if err := st.DropRefs(m.Image.RefOwner); err != nil {

@@ -1,11 +1,10 @@
 package template
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paddockhq/paddock/internal/durable"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -156,7 +155,7 @@ func (r *Registry) newStaging(name string, haveLock bool) (string, *os.File, err
 		}
 		defer unlock()
 	}
-	p := filepath.Join(r.dir, stagingPrefix+name+"-"+randHex())
+	p := filepath.Join(r.dir, stagingPrefix+name+"-"+durable.RandHex())
 	if err := os.Mkdir(p, 0o755); err != nil {
 		return "", nil, err
 	}
@@ -191,7 +190,7 @@ func (r *Registry) installLocked(staging, name string) error {
 			}
 			// No RENAME_EXCHANGE on this filesystem: rename the old one
 			// away, the new one in, and put the old back if that fails.
-			old = filepath.Join(r.dir, oldPrefix+name+"-"+randHex())
+			old = filepath.Join(r.dir, oldPrefix+name+"-"+durable.RandHex())
 			if err := os.Rename(final, old); err != nil {
 				return err
 			}
@@ -206,21 +205,8 @@ func (r *Registry) installLocked(staging, name string) error {
 			r.log.Warn("template install: cannot remove previous template", "name", name, "path", old, "err", err)
 		}
 	}
-	syncDir(r.dir)
+	_ = durable.SyncDir(r.dir)
 	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
-
-func randHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
-	return hex.EncodeToString(b[:])
 }
 
 func writeMeta(dir string, m meta) error {

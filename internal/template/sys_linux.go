@@ -106,37 +106,6 @@ func killTree(p *os.Process) error {
 	return p.Kill()
 }
 
-// diskUsage sums the allocated blocks under root, counting hard-linked
-// inodes once.
-func diskUsage(root string) (int64, error) {
-	type key struct{ dev, ino uint64 }
-	seen := make(map[key]bool)
-	var total int64
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return nil
-		}
-		if st.Nlink > 1 && !fi.IsDir() {
-			k := key{uint64(st.Dev), st.Ino}
-			if seen[k] {
-				return nil
-			}
-			seen[k] = true
-		}
-		total += st.Blocks * 512
-		return nil
-	})
-	return total, err
-}
-
 // fileOwner returns the numeric owner of fi.
 func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -24,6 +24,5 @@ func lockFile(string) (*os.File, error)         { return nil, supported() }
 func tryLockDir(string) (*os.File, bool, error) { return nil, false, supported() }
 func builderProcAttr() *syscall.SysProcAttr     { return nil }
 func killTree(p *os.Process) error              { return p.Kill() }
-func diskUsage(string) (int64, error)           { return 0, supported() }
 func fileOwner(fs.FileInfo) (int, int, bool)    { return 0, 0, false }
 func removeTree(string) error                   { return supported() }
