@@ -3,8 +3,12 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +298,77 @@ func validate(all map[string]map[string]any, s map[string]any, v any, at string)
 			out = append(out, validate(all, ps, x[k], at+"."+k)...)
 		}
 	}
+	return out
+}
+
+// The error-code enum in the OpenAPI document is exactly the set of codes
+// the server can send (internal/errs) and the clients know (package
+// wire): a code added to one and not the others fails here, so a
+// generated SDK never meets a code its enum rejects.
+func TestOpenAPIErrorCodesAreWires(t *testing.T) {
+	raw, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				ErrorDetail struct {
+					Properties struct {
+						Code struct {
+							Enum []string `json:"enum"`
+						} `json:"code"`
+					} `json:"properties"`
+				} `json:"ErrorDetail"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	enum := doc.Components.Schemas.ErrorDetail.Properties.Code.Enum
+	sort.Strings(enum)
+	for _, src := range []string{"../../wire/errors.go", "../errs/errs.go"} {
+		got := codeConsts(t, src)
+		if !reflect.DeepEqual(got, enum) {
+			t.Errorf("%s declares codes %v; the OpenAPI ErrorDetail enum is %v", src, got, enum)
+		}
+	}
+}
+
+// codeConsts are the string values of the constants named Code… in a Go
+// source file, sorted.
+func codeConsts(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if !strings.HasPrefix(n.Name, "Code") || i >= len(vs.Values) {
+					continue
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s declares no Code constants: the test reads the wrong file", path)
+	}
+	sort.Strings(out)
 	return out
 }
