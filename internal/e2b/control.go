@@ -91,11 +91,11 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	add("GET /snapshots", rights.Read, s.listSnapshots)
 	add("DELETE /templates/{templateID}", rights.Snapshots, s.deleteTemplate)
 	add("POST /sandboxes/{sandboxID}/fork", rights.Write, s.forkSandbox)
+	add("GET /sandboxes/{sandboxID}/metrics", rights.Read, s.sandboxMetrics) // metrics.go
+	add("GET /sandboxes/metrics", rights.Read, s.sandboxesMetrics)
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
-		"GET /sandboxes/{sandboxID}/metrics": "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
-		"GET /sandboxes/metrics":             "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
 		"GET /sandboxes/{sandboxID}/logs":    "sandbox logs",
 		"GET /v2/sandboxes/{sandboxID}/logs": "sandbox logs",
 	} {

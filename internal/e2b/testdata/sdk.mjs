@@ -289,6 +289,18 @@ await step('set timeout and get info', async () => {
   assert.equal(info.metadata.suite, 'e2b-sdk')
   assert.ok(info.endAt.getTime() - Date.now() > 500_000, String(info.endAt))
 })
+await step('metrics: getMetrics, with a time range, from the sampled stats', async () => {
+  const start = new Date(Date.now() - 60_000)
+  const ms = await sbx.getMetrics({ start, end: new Date(Date.now() + 60_000) })
+  assert.ok(ms.length >= 1, 'no metrics')
+  const m = ms[ms.length - 1]
+  assert.ok(m.timestamp instanceof Date && !isNaN(m.timestamp.getTime()), String(m.timestamp))
+  assert.ok(m.cpuCount >= 1 && m.memTotal > 0 && m.memUsed > 0, JSON.stringify(m))
+  assert.equal(typeof m.cpuUsedPct, 'number')
+  assert.equal(typeof m.diskUsed, 'number')
+  const past = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(1000), end: new Date(2000) })
+  assert.deepEqual(past, [])
+})
 await step('list, with pagination', async () => {
   const other = await Sandbox.create({ metadata: { suite: 'e2b-sdk', other: 'yes' }, timeoutMs: 60_000 })
   try {
