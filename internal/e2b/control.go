@@ -411,6 +411,7 @@ func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, sc rights.S
 		return
 	}
 	s.watch.dropSandbox(id)
+	s.signed.drop(id)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -76,6 +76,7 @@ type Server struct {
 	envd    *http.ServeMux
 	code    *http.ServeMux // code.go: E2B's code interpreter (port 49999)
 	watch   *watchers
+	signed  issued // signed.go: the access tokens issued, for signed file URLs
 	routes  []Route
 	once    sync.Once
 }
@@ -171,6 +172,7 @@ func (s *Server) mintToken(sc rights.Scope, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.signed.add(id, tok.Token)
 	return tok.Token, nil
 }
 

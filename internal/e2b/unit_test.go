@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -543,5 +544,30 @@ func TestLinkTarget(t *testing.T) {
 		if got := linkTarget(c[0], c[1]); got != c[2] {
 			t.Errorf("linkTarget(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// TestFileSignatureIsTheSDKs: the signature of a file URL is the one the
+// e2b SDK's getSignature computes (this value came from SDK 2.51.0).
+func TestFileSignatureIsTheSDKs(t *testing.T) {
+	if got, want := fileSignature("dir/a b.txt", "read", "", "pdt_example", ""), "v1_Dq+1SSrcYxVT9LY9K2mjQ0OtFtu9h4z/Px3XLLkCIC0"; got != want {
+		t.Fatalf("fileSignature = %s, want the SDK's %s", got, want)
+	}
+}
+
+// TestIssuedTokensBounded: the adapter remembers a bounded number of
+// tokens per sandbox, the newest, and none of a dropped sandbox.
+func TestIssuedTokensBounded(t *testing.T) {
+	var i issued
+	for n := 0; n < 3*signTokensPerSandbox; n++ {
+		i.add("a", strconv.Itoa(n))
+	}
+	got := i.tokens("a")
+	if len(got) != signTokensPerSandbox || got[len(got)-1] != strconv.Itoa(3*signTokensPerSandbox-1) {
+		t.Fatalf("kept %v", got)
+	}
+	i.drop("a")
+	if len(i.tokens("a")) != 0 {
+		t.Fatal("a dropped sandbox's tokens are kept")
 	}
 }

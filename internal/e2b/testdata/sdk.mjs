@@ -301,6 +301,25 @@ await step('metrics: getMetrics, with a time range, from the sampled stats', asy
   const past = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(1000), end: new Date(2000) })
   assert.deepEqual(past, [])
 })
+await step('files: a signed downloadUrl works without the token; an expired one is 401', async () => {
+  await sbx.files.write('signed.txt', 'signed content')
+  // E2B_SANDBOX_URL names no sandbox: send its id as the SDK's own requests do.
+  const hdr = { 'E2b-Sandbox-Id': sbx.sandboxId }
+  const url = await sbx.downloadUrl('signed.txt', { useSignatureExpiration: 60 })
+  assert.ok(url.includes('signature='), url)
+  let res = await fetch(url, { headers: hdr })
+  assert.equal(res.status, 200)
+  assert.equal(await res.text(), 'signed content')
+  const expired = await sbx.downloadUrl('signed.txt', { useSignatureExpiration: -10 })
+  res = await fetch(expired, { headers: hdr })
+  assert.equal(res.status, 401)
+  const up = await sbx.uploadUrl('signed-up.txt')
+  const form = new FormData()
+  form.append('file', new Blob(['via a signed upload']), 'signed-up.txt')
+  res = await fetch(up, { method: 'POST', body: form, headers: hdr })
+  assert.equal(res.status, 200, await res.text())
+  assert.equal(await sbx.files.read('signed-up.txt'), 'via a signed upload')
+})
 await step('list, with pagination', async () => {
   const other = await Sandbox.create({ metadata: { suite: 'e2b-sdk', other: 'yes' }, timeoutMs: 60_000 })
   try {
