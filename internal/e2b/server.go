@@ -65,6 +65,9 @@ type Options struct {
 	// TokenTTL is the life of an envdAccessToken (0: auth.MaxTokenTTL).
 	// A client that needs a fresh one calls connect.
 	TokenTTL time.Duration
+	// PortsDomain is serve's --ports-domain: sandbox URLs (getHost) are
+	// PORT-ID.DOMAIN (ports.go); "" leaves the SDK's own domain.
+	PortsDomain string
 }
 
 // Server is the E2B-compatible API.

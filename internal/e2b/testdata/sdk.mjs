@@ -277,7 +277,7 @@ await step('network: internet by default, and updateNetwork round trips', async 
   } finally {
     await closed.kill()
   }
-  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'x.test' }, timeoutMs: 60_000 }), /maskRequestHost/)
+  await assert.rejects(Sandbox.create({ network: { httpsPorts: [8443] }, timeoutMs: 60_000 }), /httpsPorts/)
 })
 
 // Lifecycle.
