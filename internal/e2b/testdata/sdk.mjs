@@ -3,6 +3,7 @@
 // E2B_API_KEY, runs this from the SDK's install directory, and reads the
 // "ok NAME" lines; any failure prints "FAIL NAME" and exits non-zero.
 import assert from 'node:assert/strict'
+import http from 'node:http'
 import {
   Sandbox,
   CommandExitError,
@@ -319,6 +320,23 @@ await step('files: a signed downloadUrl works without the token; an expired one 
   res = await fetch(up, { method: 'POST', body: form, headers: hdr })
   assert.equal(res.status, 200, await res.text())
   assert.equal(await sbx.files.read('signed-up.txt'), 'via a signed upload')
+})
+await step('getHost: a port by its host name, with the traffic access token; 401 without', async () => {
+  const host = sbx.getHost(8080)
+  assert.equal(host, `8080-${sbx.sandboxId}.ports.test`)
+  await sbx.commands.run('python3 -m http.server 8080 --bind 127.0.0.1 --directory /tmp', { background: true })
+  const api = new URL(process.env.E2B_API_URL)
+  const get = (headers) => new Promise((resolve, reject) => {
+    const req = http.request({ host: api.hostname, port: api.port, path: '/', headers: { Host: host, ...headers } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+  const tok = { 'e2b-traffic-access-token': sbx.trafficAccessToken }
+  await until('the port', async () => (await get(tok)) === 200)
+  assert.equal(await get({}), 401)
 })
 await step('list, with pagination', async () => {
   const other = await Sandbox.create({ metadata: { suite: 'e2b-sdk', other: 'yes' }, timeoutMs: 60_000 })
