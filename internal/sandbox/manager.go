@@ -96,6 +96,9 @@ type Config struct {
 	// SampleKeep how many samples a sandbox keeps (0: DefaultSampleKeep).
 	SampleEvery time.Duration
 	SampleKeep  int
+	// SampleTenantBudget bounds the samples one tenant's sandboxes keep
+	// together (0: DefaultSampleTenantBudget).
+	SampleTenantBudget int
 }
 
 // Deps are the manager's collaborators.

@@ -15,13 +15,18 @@ import (
 // endpoints read it). The ring goes with the box: a deleted sandbox's
 // history is gone with it. Memory is bounded per sandbox (SampleKeep
 // samples of a few dozen bytes), hence per tenant by its sandbox quota
-// and on the server by MaxSandboxes.
+// and on the server by MaxSandboxes — and, whatever a tenant's quota, by
+// a budget of samples per tenant (Config.SampleTenantBudget): a tenant
+// with many sandboxes keeps a shorter history of each.
 
 // Sampling defaults (Config.SampleEvery, Config.SampleKeep).
 const (
 	DefaultSampleEvery = 5 * time.Second
 	DefaultSampleKeep  = 120 // ten minutes at 5 s
-	maxSampleKeep      = 4096
+	// DefaultSampleTenantBudget is the samples one tenant's sandboxes keep
+	// together (about 1 MB): a full history for 100 sandboxes.
+	DefaultSampleTenantBudget = 100 * DefaultSampleKeep
+	maxSampleKeep             = 4096
 )
 
 // Sample is one reading of a sandbox's consumption.
@@ -94,6 +99,20 @@ func (m *Manager) sampleKeep() int {
 	}
 }
 
+// keepFor is how many samples each of a tenant's n running sandboxes
+// keeps: sampleKeep, less when the tenant's budget is shared by many.
+func (m *Manager) keepFor(n int) int {
+	budget := m.cfg.SampleTenantBudget
+	if budget <= 0 {
+		budget = DefaultSampleTenantBudget
+	}
+	keep := m.sampleKeep()
+	if n > 0 && budget/n < keep {
+		keep = max(budget/n, 1)
+	}
+	return keep
+}
+
 // startSampler runs the sampling loop until Close.
 func (m *Manager) startSampler() {
 	if m.cfg.SampleEvery < 0 {
@@ -123,14 +142,28 @@ func (m *Manager) sampleAll() {
 		boxes = append(boxes, b)
 	}
 	m.mu.Unlock()
-	for _, b := range boxes {
-		m.sample(b)
+	perTenant := map[string]int{}
+	tenants := make([]string, len(boxes))
+	for i, b := range boxes {
+		b.mu.Lock()
+		tenants[i] = b.sb.Tenant
+		b.mu.Unlock()
+		perTenant[tenants[i]]++
+	}
+	for i, b := range boxes {
+		m.sampleKeeping(b, m.keepFor(perTenant[tenants[i]]))
 	}
 }
 
 // sample reads b's stats once and records them (a sandbox that does not
 // run is not sampled: a paused one's history keeps its last readings).
 func (m *Manager) sample(b *box) {
+	m.sampleKeeping(b, 0)
+}
+
+// sampleKeeping is sample keeping keep samples (0: as many as the box
+// keeps now, or sampleKeep for its first).
+func (m *Manager) sampleKeeping(b *box, keep int) {
 	b.mu.Lock()
 	inst, ok := b.inst, !b.gone && b.sb.State == StateRunning && b.sb.Tenant != ""
 	b.mu.Unlock()
@@ -147,7 +180,13 @@ func (m *Manager) sample(b *box) {
 	if b.gone || b.inst != inst {
 		return
 	}
-	b.samples.push(m.reading(b, st, now), m.sampleKeep())
+	if keep <= 0 {
+		keep = len(b.samples.buf)
+		if keep == 0 {
+			keep = m.sampleKeep()
+		}
+	}
+	b.samples.push(m.reading(b, st, now), keep)
 }
 
 // reading turns stats read at now into a sample (b.mu held).

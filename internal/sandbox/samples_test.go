@@ -98,3 +98,30 @@ func TestSamplesScopeRangeAndCPU(t *testing.T) {
 		t.Fatal("a paused sandbox was sampled")
 	}
 }
+
+// TestSampleTenantBudget: a tenant with many sandboxes keeps a shorter
+// history of each, within its budget; another tenant is not affected.
+func TestSampleTenantBudget(t *testing.T) {
+	m := New(Config{SampleKeep: 10, SampleTenantBudget: 20, SampleEvery: -1}, Deps{})
+	var many []*box
+	for i := 0; i < 5; i++ {
+		b := &box{inst: &statsInst{done: make(chan struct{})}, sb: Sandbox{ID: newID(), Tenant: "big", State: StateRunning, CreatedAt: time.Now()}}
+		m.boxes[b.sb.ID] = b
+		many = append(many, b)
+	}
+	lone := &box{inst: &statsInst{done: make(chan struct{})}, sb: Sandbox{ID: newID(), Tenant: "small", State: StateRunning, CreatedAt: time.Now()}}
+	m.boxes[lone.sb.ID] = lone
+	for i := 0; i < 30; i++ {
+		m.sampleAll()
+	}
+	total := 0
+	for _, b := range many {
+		total += b.samples.n
+	}
+	if total > 20 {
+		t.Fatalf("tenant big keeps %d samples, over its budget of 20", total)
+	}
+	if lone.samples.n != 10 {
+		t.Fatalf("tenant small keeps %d samples, want its full 10", lone.samples.n)
+	}
+}
