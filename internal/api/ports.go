@@ -141,6 +141,10 @@ func (s *Server) portHosts(next http.Handler) http.Handler {
 			writeError(w, r, errs.NotFound("no such sandbox port: the name must be PORT-SANDBOX.%s", domain))
 			return
 		}
+		if h, ok := s.o.HostPorts[atoiPort(ps)]; ok {
+			h(w, r, id) // a mount's port (portpolicy.go)
+			return
+		}
 		pattern := r.Method + " " + portPattern
 		s.ports.serve(w, r, pattern, id, ps, r.URL.EscapedPath(), true)
 	})
@@ -164,6 +168,7 @@ type portReq struct {
 	target   *sandbox.PortTarget
 	rest     string // escaped path inside the sandbox
 	hostMode bool
+	host     string // the Host header to send ("": the request's)
 }
 
 // key is the upstream URL host for a target: the transport pools
@@ -195,6 +200,9 @@ func newPortProxy(s *Server) *portProxy {
 			r.Out.URL.RawPath = pr.rest
 			r.Out.URL.Path, _ = url.PathUnescape(pr.rest)
 			r.Out.Host = r.In.Host
+			if pr.host != "" {
+				r.Out.Host = pr.host // the sandbox's Host mask (portpolicy.go)
+			}
 			r.SetXForwarded()
 			if !pr.hostMode {
 				r.Out.Header.Set("X-Forwarded-Prefix", "/v1/sandboxes/"+pr.target.Sandbox+"/ports/"+strconv.Itoa(pr.target.Port))
@@ -249,7 +257,13 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 		writeError(w, r, errs.NotFound("sandbox not found"))
 		return
 	}
+	pol := s.policy(id, port)
 	cred, err := s.portPrincipal(r, id, port, hostMode)
+	if errors.Is(err, errNoPortCred) && hostMode && pol.Public && pol.Tenant != "" {
+		// A public port (portpolicy.go): a request without a credential
+		// acts on this port of this sandbox alone.
+		cred, err = portCred{p: publicPrincipal(pol.Tenant, id, port)}, nil
+	}
 	if err != nil {
 		if errs.CodeOf(err) == errs.CodeUnauthenticated {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
@@ -262,6 +276,9 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 	// token, whichever way it came (and the audit record sees none).
 	r = r.Clone(r.Context())
 	stripPortCredentials(r, cred.header)
+	for _, h := range s.o.PortTokenHeaders {
+		r.Header.Del(h)
+	}
 	if hostMode {
 		// On a port host the mux matched nothing: name the sandbox and port
 		// as the path would, or the audit record would not say whose port
@@ -270,7 +287,7 @@ func (pp *portProxy) serve(w http.ResponseWriter, r *http.Request, pattern, id, 
 		r.SetPathValue("port", portStr)
 	}
 	pp.gate.Serve(w, r, p, pattern, pp.need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pp.forward(w, r, cred, id, port, rest, hostMode)
+		pp.forward(w, r, cred, id, port, rest, hostMode, pol)
 	}))
 }
 
@@ -286,7 +303,7 @@ func portsVet(r *http.Request, p auth.Principal) error {
 }
 
 // forward sends one authorised request to the port.
-func (pp *portProxy) forward(w http.ResponseWriter, r *http.Request, cred portCred, id string, port int, rest string, hostMode bool) {
+func (pp *portProxy) forward(w http.ResponseWriter, r *http.Request, cred portCred, id string, port int, rest string, hostMode bool, pol PortPolicy) {
 	s := pp.s
 	// A port link's token names "{id}_p{port}", which is no sandbox: once
 	// vetted, the caller acts on this sandbox alone (a key, too).
@@ -311,7 +328,11 @@ func (pp *portProxy) forward(w http.ResponseWriter, r *http.Request, cred portCr
 			return
 		}
 	}
-	ctx := context.WithValue(r.Context(), portCtxKey{}, &portReq{target: target, rest: rest, hostMode: hostMode})
+	pr := &portReq{target: target, rest: rest, hostMode: hostMode}
+	if pol.Host != "" {
+		pr.host = maskHost(pol.Host, port)
+	}
+	ctx := context.WithValue(r.Context(), portCtxKey{}, pr)
 	pp.rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
@@ -371,6 +392,11 @@ func (s *Server) portPrincipal(r *http.Request, id string, port int, hostMode bo
 		}
 		return p, nil
 	}
+	if _, tok := s.headerToken(r); tok != "" { // E2B's traffic access token header, say
+		p, err := try(tok)
+		c.p, c.unbound = p, !bound(p)
+		return c, err
+	}
 	if r.URL.RawQuery != "" {
 		if tok := r.URL.Query().Get(PortTokenParam); tok != "" {
 			p, err := try(tok)
@@ -402,7 +428,16 @@ func (s *Server) portPrincipal(r *http.Request, id string, port int, hostMode bo
 			return c, last
 		}
 	}
-	return c, errs.New(errs.CodeUnauthenticated, "missing credentials: an API key (Authorization: Bearer KEY) or a port URL's token (POST /v1/sandboxes/{id}/ports/{port}/url)")
+	return c, errNoPortCred
+}
+
+// errNoPortCred: a port request without any credential.
+var errNoPortCred = errs.New(errs.CodeUnauthenticated, "missing credentials: an API key (Authorization: Bearer KEY) or a port URL's token (POST /v1/sandboxes/{id}/ports/{port}/url)")
+
+// atoiPort is a port host's port (0 when malformed).
+func atoiPort(s string) int {
+	n, _ := parsePort(s)
+	return n
 }
 
 // stripPortCredentials removes Paddock's credentials from r: the

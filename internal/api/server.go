@@ -56,6 +56,14 @@ type Options struct {
 	// set, serves sandbox ports at {port}-{id}.{domain} (ports.go).
 	Secrets     SecretStore
 	PortsDomain string
+	// Port routing hooks of other surfaces (portpolicy.go): HostPorts
+	// serves some ports of a port host with a mount's handler instead of
+	// the sandbox (E2B's envd at 49983-{id}.{domain}); PortPolicy is a
+	// sandbox's choice of public ports and Host header; PortTokenHeaders
+	// are further request headers a port token may come in.
+	HostPorts        map[int]HostPortHandler
+	PortPolicy       func(id string, port int) PortPolicy
+	PortTokenHeaders []string
 }
 
 // Auditor records API actions (gate.Auditor: the one interface of every

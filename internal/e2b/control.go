@@ -91,11 +91,11 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	add("GET /snapshots", rights.Read, s.listSnapshots)
 	add("DELETE /templates/{templateID}", rights.Snapshots, s.deleteTemplate)
 	add("POST /sandboxes/{sandboxID}/fork", rights.Write, s.forkSandbox)
+	add("GET /sandboxes/{sandboxID}/metrics", rights.Read, s.sandboxMetrics) // metrics.go
+	add("GET /sandboxes/metrics", rights.Read, s.sandboxesMetrics)
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
-		"GET /sandboxes/{sandboxID}/metrics": "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
-		"GET /sandboxes/metrics":             "the metrics endpoints (use GET /v1/sandboxes/{id}/stats)",
 		"GET /sandboxes/{sandboxID}/logs":    "sandbox logs",
 		"GET /v2/sandboxes/{sandboxID}/logs": "sandbox logs",
 	} {
@@ -244,6 +244,9 @@ func (s *Server) specFor(b *createBody) (sandbox.Spec, error) {
 	if spec.Labels, err = withInternetLabel(b.Metadata, internet); err != nil {
 		return sandbox.Spec{}, err
 	}
+	if spec.Labels, err = portLabels(spec.Labels, b.Network); err != nil { // ports.go
+		return sandbox.Spec{}, err
+	}
 	return spec, nil
 }
 
@@ -313,7 +316,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc rights
 	}
 	s.warmCode(r, sc, sb.ID, b.TemplateID)
 	writeJSON(w, http.StatusCreated, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
-		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok})
+		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok, Domain: s.domain()})
 }
 
 // running returns a sandbox the scope may act on with need and that runs:
@@ -361,7 +364,7 @@ type lifecycle struct {
 }
 
 func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
-	meta := userMetadata(sb.Spec.Labels)
+	meta := hidePortLabels(userMetadata(sb.Spec.Labels))
 	cpu := int(math.Ceil(sb.Spec.CPU))
 	if cpu < 1 {
 		cpu = 1
@@ -411,6 +414,7 @@ func (s *Server) killSandbox(w http.ResponseWriter, r *http.Request, sc rights.S
 		return
 	}
 	s.watch.dropSandbox(id)
+	s.signed.drop(id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -527,12 +531,16 @@ func (s *Server) answerSandbox(w http.ResponseWriter, sc sandbox.Scope, sb sandb
 		return
 	}
 	writeJSON(w, status, newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
-		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok})
+		EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok, Domain: s.domain()})
 }
 
 func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc rights.Scope) {
 	var b e2bNetwork
 	if err := decodeBody(r, &b); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	if err := portUpdate(&b); err != nil { // ports.go
 		writeAPIError(w, err)
 		return
 	}

@@ -79,6 +79,11 @@ func envdVet(r *http.Request, p auth.Principal) error {
 // Health is not vetted against the sandbox: a token for another one is
 // told that this one is not running, as envd does.
 func (s *Server) envdGate(fail func(http.ResponseWriter, error), health bool) *gate.Gate {
+	return s.envdGateWith(fail, health, accessToken)
+}
+
+// envdGateWith is envdGate finding the credential with cred.
+func (s *Server) envdGateWith(fail func(http.ResponseWriter, error), health bool, cred func(*http.Request) (string, error)) *gate.Gate {
 	vet := envdVet
 	if health {
 		vet = func(r *http.Request, p auth.Principal) error {
@@ -88,7 +93,7 @@ func (s *Server) envdGate(fail func(http.ResponseWriter, error), health bool) *g
 			return nil
 		}
 	}
-	return gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "E2B envd", Credential: accessToken, Invalid: errBadCred,
+	return gate.New(s.o.Auth, s.o.Auditor, s.log, gate.Surface{Name: "E2B envd", Credential: cred, Invalid: errBadCred,
 		Unavailable: errCannotAuth, Vet: vet, Limit: s.o.RateLimit, Fail: func(w http.ResponseWriter, _ *http.Request, err error) { fail(w, err) }})
 }
 
@@ -107,12 +112,13 @@ func envdRequest(r *http.Request) (*envdReq, error) {
 
 func (s *Server) envdRoutes() *http.ServeMux {
 	mux := http.NewServeMux()
-	plain := s.envdGate(writeEnvdError, false)
 	health := s.envdGate(writeEnvdError, true)
 	s.routes = append(s.routes, Route{Pattern: "GET /health", Open: true, Envd: true})
 	mux.Handle("GET /health", health.Wrap("GET /health", 0, http.HandlerFunc(s.health)))
-	s.plain(mux, plain, "GET /files", rights.Read, s.readFile)
-	s.plain(mux, plain, "POST /files", rights.Write, s.writeFiles)
+	// Files take a pre-signed URL's signature instead of the token (signed.go).
+	files := s.envdGateWith(writeEnvdError, false, s.fileCredential)
+	s.plain(mux, files, "GET /files", rights.Read, s.readFile)
+	s.plain(mux, files, "POST /files", rights.Write, s.writeFiles)
 	mux.HandleFunc("POST /process.Process/{method}", s.rpc("process.Process", processMethods))
 	mux.HandleFunc("POST /filesystem.Filesystem/{method}", s.rpc("filesystem.Filesystem", filesystemMethods))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -224,8 +230,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// fileQuery reads the query of /files: path and username (a signature is
-// accepted and ignored: the access token already authorises the call).
+// fileQuery reads the query of /files: path and username (a signature
+// and its expiration authenticated the call when it came without a token:
+// fileCredential).
 func fileQuery(r *http.Request, q *envdReq) (path, user string, err error) {
 	user = q.user
 	vals := r.URL.Query()

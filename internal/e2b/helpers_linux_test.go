@@ -43,7 +43,8 @@ func newStack(t *testing.T) *stack {
 func newNetStack(t *testing.T) *stack {
 	t.Helper()
 	ns := netlab.New(t)
-	e := testenv.New(t, testenv.Options{NetworkConfig: &server.NetworkConfig{HostNS: ns.Path(), Upstreams: []netip.AddrPort{}}})
+	e := testenv.New(t, testenv.Options{NetworkConfig: &server.NetworkConfig{HostNS: ns.Path(), Upstreams: []netip.AddrPort{}},
+		PortsDomain: urlsDomain}) // getHost's names (ports_linux_test.go)
 	return &stack{Env: e, URL: e.Server.URL}
 }
 

@@ -24,7 +24,7 @@ import (
 //
 // Deny lists other than "everything", request transforms, egress proxies,
 // and the URL options Paddock does not implement are refused, never
-// ignored.
+// ignored. allowPublicTraffic and maskRequestHost are ports.go's.
 
 // internetLabel keeps, on the sandbox, its internet choice at create (what
 // updates start from). It is Paddock's, not the user's: hidden from E2B's
@@ -91,10 +91,6 @@ func networkFor(internet bool, n *e2bNetwork) (*sandbox.Network, error) {
 			return nil, errs.New(errs.CodeUnsupported, "network.rules (request transforms) are not supported; Paddock injects secrets with its own egress proxy")
 		case present(n.EgressProxy):
 			return nil, errs.New(errs.CodeUnsupported, "network.egressProxy is not supported by Paddock")
-		case n.AllowPublicTraffic != nil && *n.AllowPublicTraffic:
-			return nil, errs.New(errs.CodeUnsupported, "network.allowPublicTraffic: true is not supported: a Paddock port URL always needs its traffic access token")
-		case n.MaskRequestHost != nil:
-			return nil, errs.New(errs.CodeUnsupported, "network.maskRequestHost is not supported by Paddock")
 		case len(n.HTTPSPorts) > 0:
 			return nil, errs.New(errs.CodeUnsupported, "network.httpsPorts is not supported by Paddock")
 		}

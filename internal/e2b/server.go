@@ -65,6 +65,9 @@ type Options struct {
 	// TokenTTL is the life of an envdAccessToken (0: auth.MaxTokenTTL).
 	// A client that needs a fresh one calls connect.
 	TokenTTL time.Duration
+	// PortsDomain is serve's --ports-domain: sandbox URLs (getHost) are
+	// PORT-ID.DOMAIN (ports.go); "" leaves the SDK's own domain.
+	PortsDomain string
 }
 
 // Server is the E2B-compatible API.
@@ -76,6 +79,7 @@ type Server struct {
 	envd    *http.ServeMux
 	code    *http.ServeMux // code.go: E2B's code interpreter (port 49999)
 	watch   *watchers
+	signed  issued // signed.go: the access tokens issued, for signed file URLs
 	routes  []Route
 	once    sync.Once
 }
@@ -171,6 +175,7 @@ func (s *Server) mintToken(sc rights.Scope, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.signed.add(id, tok.Token)
 	return tok.Token, nil
 }
 

@@ -182,7 +182,7 @@ func (s *Server) forkSandbox(w http.ResponseWriter, r *http.Request, sc rights.S
 			continue
 		}
 		out = append(out, forkResult{Sandbox: &newSandbox{SandboxID: sb.ID, TemplateID: sb.Spec.Template, ClientID: clientID,
-			EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok}})
+			EnvdVersion: EnvdVersion, EnvdAccessToken: tok, TrafficAccessToken: &tok, Domain: s.domain()}})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

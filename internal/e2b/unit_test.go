@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,9 +115,9 @@ func TestNetworkFor(t *testing.T) {
 		{"rules", false, &e2bNetwork{Rules: raw(`{"api.example.com":[]}`)}, nil, "rules"},
 		{"null rules are none", false, &e2bNetwork{Rules: raw(`null`)}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
 		{"egress proxy", false, &e2bNetwork{EgressProxy: raw(`{"address":"p:1080"}`)}, nil, "egressProxy"},
-		{"public traffic", true, &e2bNetwork{AllowPublicTraffic: &yes}, nil, "allowPublicTraffic"},
+		{"public traffic is not egress (ports.go)", true, &e2bNetwork{AllowPublicTraffic: &yes}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
 		{"token-guarded traffic is what Paddock does", true, &e2bNetwork{AllowPublicTraffic: &no}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
-		{"mask request host", true, &e2bNetwork{MaskRequestHost: &host}, nil, "maskRequestHost"},
+		{"a Host mask is not egress (ports.go)", true, &e2bNetwork{MaskRequestHost: &host}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
 		{"https ports", true, &e2bNetwork{HTTPSPorts: []int{8443}}, nil, "httpsPorts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -543,5 +544,55 @@ func TestLinkTarget(t *testing.T) {
 		if got := linkTarget(c[0], c[1]); got != c[2] {
 			t.Errorf("linkTarget(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// TestFileSignatureIsTheSDKs: the signature of a file URL is the one the
+// e2b SDK's getSignature computes (this value came from SDK 2.51.0).
+func TestFileSignatureIsTheSDKs(t *testing.T) {
+	if got, want := fileSignature("dir/a b.txt", "read", "", "pdt_example", ""), "v1_Dq+1SSrcYxVT9LY9K2mjQ0OtFtu9h4z/Px3XLLkCIC0"; got != want {
+		t.Fatalf("fileSignature = %s, want the SDK's %s", got, want)
+	}
+}
+
+// TestIssuedTokensBounded: the adapter remembers a bounded number of
+// tokens per sandbox, the newest, and none of a dropped sandbox.
+func TestIssuedTokensBounded(t *testing.T) {
+	var i issued
+	for n := 0; n < 3*signTokensPerSandbox; n++ {
+		i.add("a", strconv.Itoa(n))
+	}
+	got := i.tokens("a")
+	if len(got) != signTokensPerSandbox || got[len(got)-1] != strconv.Itoa(3*signTokensPerSandbox-1) {
+		t.Fatalf("kept %v", got)
+	}
+	i.drop("a")
+	if len(i.tokens("a")) != 0 {
+		t.Fatal("a dropped sandbox's tokens are kept")
+	}
+}
+
+// TestPortLabels: the port options become Paddock's labels, validated;
+// neither is taken from metadata, and updates refuse them.
+func TestPortLabels(t *testing.T) {
+	yes := true
+	mask := "${PORT}-app.example.com"
+	got, err := portLabels(map[string]string{"app": "x"}, &e2bNetwork{AllowPublicTraffic: &yes, MaskRequestHost: &mask})
+	if err != nil || got[publicTrafficLabel] != "true" || got[maskHostLabel] != mask || got["app"] != "x" {
+		t.Fatalf("portLabels = %v, %v", got, err)
+	}
+	if meta := hidePortLabels(got); len(meta) != 1 {
+		t.Fatalf("hidden: %v", meta)
+	}
+	for _, bad := range []string{"", "a b", "a\r\nX: y", strings.Repeat("a", 254), "${HOST}"} {
+		if _, err := portLabels(nil, &e2bNetwork{MaskRequestHost: &bad}); err == nil {
+			t.Errorf("mask %q accepted", bad)
+		}
+	}
+	if _, err := portLabels(map[string]string{publicTrafficLabel: "true"}, nil); err == nil {
+		t.Error("the label taken from metadata")
+	}
+	if err := portUpdate(&e2bNetwork{AllowPublicTraffic: &yes}); err == nil {
+		t.Error("an update set allowPublicTraffic")
 	}
 }

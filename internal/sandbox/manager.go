@@ -91,6 +91,14 @@ type Config struct {
 	// LayerRAMMB, where writable layers are tmpfs, is the RAM they may
 	// take together (ramdisk.go); 0: layers are on disk.
 	LayerRAMMB int64
+	// SampleEvery is how often each running sandbox's consumption is
+	// recorded (samples.go; 0: DefaultSampleEvery, negative: never), and
+	// SampleKeep how many samples a sandbox keeps (0: DefaultSampleKeep).
+	SampleEvery time.Duration
+	SampleKeep  int
+	// SampleTenantBudget bounds the samples one tenant's sandboxes keep
+	// together (0: DefaultSampleTenantBudget).
+	SampleTenantBudget int
 }
 
 // Deps are the manager's collaborators.
@@ -160,6 +168,8 @@ type box struct {
 	timer *time.Timer
 	gone  bool       // deleted or being deleted
 	pz    pauseState // pause.go
+	// samples is its consumption history (samples.go).
+	samples sampleRing
 }
 
 // New returns a manager; call Start before use.
@@ -255,6 +265,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	swept += m.sweepHibernated(keep)
 	m.log.Info("sandboxes reconciled", "reattached", reattached, "cleaned", cleaned, "swept", swept)
 	m.pool.start()
+	m.startSampler() // samples.go
 	return nil
 }
 

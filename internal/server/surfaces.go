@@ -116,7 +116,7 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 		return
 	}
 	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
-		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet()}
+		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}
@@ -175,6 +175,18 @@ func (s *Server) openAPI(mounts map[string]http.Handler, harden []func(http.Hand
 	}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec
+	}
+	if e := s.E2B; e != nil {
+		// E2B's sandbox URLs on the port hosts (internal/e2b/ports.go).
+		o.HostPorts = map[int]api.HostPortHandler{}
+		for port, h := range e.HostPorts() {
+			o.HostPorts[port] = h
+		}
+		o.PortPolicy = func(id string, port int) api.PortPolicy {
+			tenant, public, host := e.PortPolicy(id, port)
+			return api.PortPolicy{Tenant: tenant, Public: public, Host: host}
+		}
+		o.PortTokenHeaders = []string{e2b.TrafficTokenHeader}
 	}
 	s.API = api.New(o)
 }

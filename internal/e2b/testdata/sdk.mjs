@@ -3,6 +3,7 @@
 // E2B_API_KEY, runs this from the SDK's install directory, and reads the
 // "ok NAME" lines; any failure prints "FAIL NAME" and exits non-zero.
 import assert from 'node:assert/strict'
+import http from 'node:http'
 import {
   Sandbox,
   CommandExitError,
@@ -277,7 +278,7 @@ await step('network: internet by default, and updateNetwork round trips', async 
   } finally {
     await closed.kill()
   }
-  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'x.test' }, timeoutMs: 60_000 }), /maskRequestHost/)
+  await assert.rejects(Sandbox.create({ network: { httpsPorts: [8443] }, timeoutMs: 60_000 }), /httpsPorts/)
 })
 
 // Lifecycle.
@@ -288,6 +289,54 @@ await step('set timeout and get info', async () => {
   assert.equal(info.state, 'running')
   assert.equal(info.metadata.suite, 'e2b-sdk')
   assert.ok(info.endAt.getTime() - Date.now() > 500_000, String(info.endAt))
+})
+await step('metrics: getMetrics, with a time range, from the sampled stats', async () => {
+  const start = new Date(Date.now() - 60_000)
+  const ms = await sbx.getMetrics({ start, end: new Date(Date.now() + 60_000) })
+  assert.ok(ms.length >= 1, 'no metrics')
+  const m = ms[ms.length - 1]
+  assert.ok(m.timestamp instanceof Date && !isNaN(m.timestamp.getTime()), String(m.timestamp))
+  assert.ok(m.cpuCount >= 1 && m.memTotal > 0 && m.memUsed > 0, JSON.stringify(m))
+  assert.equal(typeof m.cpuUsedPct, 'number')
+  assert.equal(typeof m.diskUsed, 'number')
+  const past = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(1000), end: new Date(2000) })
+  assert.deepEqual(past, [])
+})
+await step('files: a signed downloadUrl works without the token; an expired one is 401', async () => {
+  await sbx.files.write('signed.txt', 'signed content')
+  // E2B_SANDBOX_URL names no sandbox: send its id as the SDK's own requests do.
+  const hdr = { 'E2b-Sandbox-Id': sbx.sandboxId }
+  const url = await sbx.downloadUrl('signed.txt', { useSignatureExpiration: 60 })
+  assert.ok(url.includes('signature='), url)
+  let res = await fetch(url, { headers: hdr })
+  assert.equal(res.status, 200)
+  assert.equal(await res.text(), 'signed content')
+  const expired = await sbx.downloadUrl('signed.txt', { useSignatureExpiration: -10 })
+  res = await fetch(expired, { headers: hdr })
+  assert.equal(res.status, 401)
+  const up = await sbx.uploadUrl('signed-up.txt')
+  const form = new FormData()
+  form.append('file', new Blob(['via a signed upload']), 'signed-up.txt')
+  res = await fetch(up, { method: 'POST', body: form, headers: hdr })
+  assert.equal(res.status, 200, await res.text())
+  assert.equal(await sbx.files.read('signed-up.txt'), 'via a signed upload')
+})
+await step('getHost: a port by its host name, with the traffic access token; 401 without', async () => {
+  const host = sbx.getHost(8080)
+  assert.equal(host, `8080-${sbx.sandboxId}.ports.test`)
+  await sbx.commands.run('python3 -m http.server 8080 --bind 127.0.0.1 --directory /tmp', { background: true })
+  const api = new URL(process.env.E2B_API_URL)
+  const get = (headers) => new Promise((resolve, reject) => {
+    const req = http.request({ host: api.hostname, port: api.port, path: '/', headers: { Host: host, ...headers } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+  const tok = { 'e2b-traffic-access-token': sbx.trafficAccessToken }
+  await until('the port', async () => (await get(tok)) === 200)
+  assert.equal(await get({}), 401)
 })
 await step('list, with pagination', async () => {
   const other = await Sandbox.create({ metadata: { suite: 'e2b-sdk', other: 'yes' }, timeoutMs: 60_000 })
