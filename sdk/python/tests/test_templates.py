@@ -181,3 +181,22 @@ def test_async_build_stream_and_delete(make_async_client, tenant_key: str) -> No
             await c.templates.delete(name)
             assert not await c.templates.exists(name)
     asyncio.run(main())
+
+
+def test_a_build_stream_cut_midway_raises(client: paddock.Paddock, tenant_key: str) -> None:
+    from test_errors import CuttingProxy
+    name = uniq("pyc")
+    many = {"Dockerfile": "FROM scratch\n" + "".join("ENV V%d=%s\n" % (i, "x" * 40) for i in range(80))}
+    proxy = CuttingProxy(after=2000)
+    try:
+        with paddock.Paddock("http://127.0.0.1:%d" % proxy.port, tenant_key, timeout=20) as far:
+            seen: list[paddock.models.TemplateEvent] = []
+            with pytest.raises(paddock.StreamInterruptedError):
+                far.templates.build(many, name=name, on_event=seen.append)
+            assert seen, "events before the cut were delivered"
+    finally:
+        proxy.close()
+        try:
+            client.templates.delete(name)  # the server may finish the build on its own
+        except paddock.NotFoundError:
+            pass

@@ -3,8 +3,8 @@
 // starts one when docker-registry is installed), get, list, delete.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConflictError, InvalidArgumentError, NotFoundError, Paddock, PaddockError, TemplateStream, TooLargeError, tarOf } from "../dist/index.js";
-import { URL as SERVER, admin, collect, key, skip, tenantClient } from "./helpers.mjs";
+import { ConflictError, InvalidArgumentError, NotFoundError, Paddock, PaddockError, StreamInterruptedError, TemplateStream, TooLargeError, tarOf } from "../dist/index.js";
+import { URL as SERVER, admin, collect, cuttingProxy, key, skip, tenantClient } from "./helpers.mjs";
 
 const REF = process.env.PADDOCK_TEST_REGISTRY_REF ?? "";
 const NO_REGISTRY = process.env.PADDOCK_TEST_REGISTRY_SKIP || "no registry to pull from: sdk/sdktest sets PADDOCK_TEST_REGISTRY_REF when docker-registry is installed";
@@ -151,6 +151,21 @@ describe("templates", { skip }, () => {
       await assert.rejects(c2.templates.delete(name), NotFoundError);
     } finally {
       await c.templates.delete(name);
+    }
+  });
+  it("a build stream cut mid-way throws StreamInterruptedError", async () => {
+    const c = await tenantClient();
+    const name = uniq("tsc");
+    const many = { Dockerfile: "FROM scratch\n" + Array.from({ length: 80 }, (_, i) => `ENV V${i}=${"x".repeat(40)}\n`).join("") };
+    const proxy = await cuttingProxy(2000);
+    try {
+      const far = new Paddock({ url: proxy.url, apiKey: key(), timeoutMs: 20_000 });
+      const seen = [];
+      await assert.rejects(far.templates.build(many, { name, onEvent: (e) => seen.push(e) }), StreamInterruptedError);
+      assert.ok(seen.length > 0, "events before the cut were delivered");
+    } finally {
+      proxy.close();
+      await c.templates.delete(name).catch(() => undefined); // the server may finish the build on its own
     }
   });
 });
