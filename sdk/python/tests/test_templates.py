@@ -133,6 +133,12 @@ def test_pull_lists_and_runs_the_image(client: paddock.Paddock) -> None:
             assert r.stdout == "pulled from the registry\n1\n", r
         with pytest.raises(paddock.ConflictError):
             client.templates.pull(REF, name=name)
+        # push it back under another reference, and pull that: the same image
+        pushed = "%s/sdk/%s:1" % (REF.split("/")[0], uniq("pushed"))
+        client.templates.push(name, pushed)
+        back = client.templates.pull(pushed, name=name + "-back")
+        assert back.source is not None and back.source.ref and "pushed" in back.source.ref
+        client.templates.delete(back)
     finally:
         client.templates.delete(name)
     assert name not in [t.name for t in client.templates.list()]

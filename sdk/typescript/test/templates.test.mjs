@@ -131,6 +131,12 @@ describe("templates", { skip }, () => {
         await sb.kill();
       }
       await assert.rejects(c.templates.pull(REF, { name }), ConflictError);
+      // push it back under another reference, and pull that: the same image
+      const pushed = `${REF.split("/")[0]}/sdk/${uniq("pushed")}:1`;
+      await c.templates.push(name, pushed);
+      const back = await c.templates.pull(pushed, { name: name + "-back" });
+      assert.ok(back.source.ref.includes("pushed"));
+      await c.templates.delete(back);
     } finally {
       await c.templates.delete(name);
     }
