@@ -23,7 +23,11 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/oci/ocitest"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
@@ -44,6 +48,26 @@ func root(t *testing.T) string {
 // server is a running `paddock serve`.
 type server struct {
 	URL, Key string
+	// Registry is a reference the server can pull (a small busybox image
+	// on a local docker-registry), "" without docker-registry and busybox.
+	Registry string
+}
+
+// registry starts Debian's docker-registry with a small image on it, if
+// docker-registry and busybox are installed: the reference, and the serve
+// flags that reach it. Without them the suites skip the pull tests with
+// the reason (PADDOCK_TEST_REGISTRY_SKIP).
+func registry(t *testing.T) (ref, skip string, flags []string) {
+	for _, bin := range []string{"docker-registry", "busybox"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return "", bin + " is not installed (apt-get install docker-registry busybox-static): template pull is not tested", nil
+		}
+	}
+	reg := ocitest.Start(t)
+	layer := ocitest.Busybox(t, map[string]ocitest.File{"hello.txt": {Body: "pulled from the registry\n"}})
+	ref = reg.Ref("sdk/hello:1")
+	reg.Push(t, ref, ocitest.Image(t, v1.Config{Env: []string{"PATH=/bin", "FROM_IMAGE=1"}}, types.OCILayer, layer))
+	return ref, "", []string{"--insecure-registry", reg.Host, "--registry-auth", reg.DockerConfig(t)}
 }
 
 // serve builds paddock and starts `paddock serve` on a temp data dir and a
@@ -68,8 +92,14 @@ func serve(t *testing.T) server {
 	addr := l.Addr().String()
 	l.Close()
 	key := auth.NewKey()
-	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--pool", "0",
-		"--cgroup-prefix", fmt.Sprintf("paddock-sdktest-%d", os.Getpid()), "--uid-base", "600007936")
+	ref, skip, regFlags := registry(t)
+	args := append([]string{"serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--pool", "0",
+		"--cgroup-prefix", fmt.Sprintf("paddock-sdktest-%d", os.Getpid()), "--uid-base", "600007936"}, regFlags...)
+	cmd := exec.Command(bin, args...)
+	if skip != "" {
+		t.Log(skip)
+		_ = os.Setenv("PADDOCK_TEST_REGISTRY_SKIP", skip)
+	}
 	cmd.Env = append(os.Environ(), "PADDOCK_ADMIN_KEY="+key)
 	logPath := filepath.Join(dir, "server.log")
 	logf, err := os.Create(logPath)
@@ -120,7 +150,7 @@ func serve(t *testing.T) server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return server{URL: url, Key: key}
+	return server{URL: url, Key: key, Registry: ref}
 }
 
 // deleteAll deletes every sandbox of every tenant, through the API: the
@@ -184,7 +214,8 @@ func run(t *testing.T, s server, dir string, timeout time.Duration, name string,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PADDOCK_URL="+s.URL, "PADDOCK_API_KEY="+s.Key, "PYTHONDONTWRITEBYTECODE=1", "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "PADDOCK_URL="+s.URL, "PADDOCK_API_KEY="+s.Key, "PYTHONDONTWRITEBYTECODE=1", "NO_COLOR=1",
+		"PADDOCK_TEST_REGISTRY_REF="+s.Registry)
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {

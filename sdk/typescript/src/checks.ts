@@ -127,3 +127,36 @@ export function idlePauseAfter(s: number | undefined): number | undefined {
   if (s !== undefined && !(Number.isInteger(s) && s >= 0)) throw invalid("idle_pause_after_s must not be negative (0 is never)");
   return s;
 }
+
+export const MAX_VOLUME_NAME = 63;
+export const MAX_VOLUME_MOUNTS = 16;
+
+/** A volume name, checked as the server checks it (it becomes a file name on the host). */
+export function volumeName(n: string | { name: string }): string {
+  const name = typeof n === "object" && n !== null ? n.name : n;
+  if (typeof name !== "string" || name === "") throw invalid("a volume needs a name");
+  if (name.length > MAX_VOLUME_NAME) throw invalid(`a volume name is at most ${MAX_VOLUME_NAME} characters`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) || name.includes("..")) {
+    throw invalid(`a volume name has only letters, digits, '.', '_' and '-', starts with a letter or digit and has no ".."`);
+  }
+  return name;
+}
+
+/** A create's volumes: {name, path, read_only} or [name, path, readOnly?]. */
+export function volumeMounts(
+  v: readonly ({ name: string; path: string; read_only?: boolean; readOnly?: boolean } | readonly [string, string] | readonly [string, string, boolean])[] | undefined,
+): { name: string; path: string; read_only?: boolean }[] | undefined {
+  if (v === undefined) return undefined;
+  const out = v.map((m) => {
+    if (Array.isArray(m)) {
+      const [name, path, ro] = m as [string, string, boolean?];
+      return ro ? { name: volumeName(name), path, read_only: true } : { name: volumeName(name), path };
+    }
+    if (typeof m !== "object" || m === null) throw invalid("a volume mount is {name, path, read_only} or [name, path, readOnly]");
+    const o = m as { name: string; path: string; read_only?: boolean; readOnly?: boolean };
+    const ro = o.read_only ?? o.readOnly;
+    return ro ? { name: volumeName(o.name), path: o.path, read_only: true } : { name: volumeName(o.name), path: o.path };
+  });
+  if (out.length > MAX_VOLUME_MOUNTS) throw invalid(`at most ${MAX_VOLUME_MOUNTS} volumes per sandbox`);
+  return out;
+}

@@ -1,8 +1,10 @@
-// The client: sandboxes, snapshots, templates, and the admin areas.
+// The client: sandboxes, snapshots, templates, volumes, and the admin areas.
 import * as check from "./checks.js";
 import { Transport, ndjson, type CallOptions, type ClientOptions } from "./http.js";
 import type * as m from "./models.js";
 import { Sandbox } from "./sandbox.js";
+import { templatesArea, type TemplatesArea } from "./templates.js";
+import { Volumes } from "./volumes.js";
 
 export interface CreateOptions extends CallOptions {
   template?: string;
@@ -20,12 +22,16 @@ export interface CreateOptions extends CallOptions {
   snapshot?: string | m.Snapshot;
   /** Calls resume a paused sandbox instead of failing with sandbox_paused. */
   autoResume?: boolean;
-  /** At the timeout: "kill" (default) or "pause". */
+  /** At the timeout: "kill" (default), "pause" or (gVisor) "hibernate". */
   onTimeout?: "kill" | "pause" | "hibernate";
   /** Pause after this many seconds without traffic (0: never). */
   idlePauseAfterS?: number;
   /** How long it may stay paused, seconds (default 7 days). */
   pausedTimeoutS?: number;
+  /** "native" (default) or "gvisor" (docs/gvisor.md). */
+  runtime?: "native" | "gvisor";
+  /** Volumes mounted at create: {name, path, read_only} or [name, path, readOnly?]. */
+  volumes?: readonly (m.VolumeMount | { name: string; path: string; readOnly?: boolean } | readonly [string, string] | readonly [string, string, boolean])[];
 }
 
 class Sandboxes {
@@ -37,7 +43,7 @@ class Sandboxes {
       labels: o.labels, env: o.env, network: o.network, browser: o.browser,
       snapshot: o.snapshot === undefined ? undefined : check.snapshotName(o.snapshot), auto_resume: o.autoResume,
       on_timeout: check.onTimeout(o.onTimeout), idle_pause_after_s: check.idlePauseAfter(o.idlePauseAfterS),
-      paused_timeout_s: check.pausedTimeout(o.pausedTimeoutS),
+      paused_timeout_s: check.pausedTimeout(o.pausedTimeoutS), runtime: o.runtime, volumes: check.volumeMounts(o.volumes),
     };
     return new Sandbox(this.t, await this.t.json("POST", "/v1/sandboxes", { json: spec, retry: false, timeoutMs: 120_000, signal: o.signal }));
   }
@@ -159,6 +165,9 @@ export class Paddock {
   readonly transport: Transport;
   readonly sandboxes: Sandboxes;
   readonly snapshots: Snapshots;
+  /** Templates; `await client.templates()` lists them, as `client.templates.list()`. */
+  readonly templates: TemplatesArea;
+  readonly volumes: Volumes;
   readonly keys: Keys;
   readonly tenants: Tenants;
   readonly secrets: Secrets;
@@ -168,6 +177,8 @@ export class Paddock {
     this.transport = new Transport(o);
     this.sandboxes = new Sandboxes(this.transport);
     this.snapshots = new Snapshots(this.transport);
+    this.templates = templatesArea(this.transport);
+    this.volumes = new Volumes(this.transport);
     this.keys = new Keys(this.transport);
     this.tenants = new Tenants(this.transport);
     this.secrets = new Secrets(this.transport);
@@ -176,9 +187,6 @@ export class Paddock {
 
   health(o: CallOptions = {}): Promise<m.Health> {
     return this.transport.json("GET", "/healthz", { signal: o.signal });
-  }
-  async templates(o: CallOptions = {}): Promise<m.Template[]> {
-    return (await this.transport.json<m.TemplateList>("GET", "/v1/templates", { signal: o.signal })).templates;
   }
   openapi(o: CallOptions = {}): Promise<Record<string, unknown>> {
     return this.transport.json("GET", "/openapi.json", { signal: o.signal });

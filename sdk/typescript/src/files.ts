@@ -11,14 +11,16 @@ export interface UserOption extends CallOptions {
   user?: "root" | "user";
 }
 
-function size(d: UploadData): number | undefined {
+/** An upload's size, when it is known before sending. */
+export function uploadSize(d: UploadData): number | undefined {
   if (typeof d === "string") return new TextEncoder().encode(d).length;
   if (d instanceof Uint8Array || d instanceof ArrayBuffer) return d.byteLength;
   if (typeof Blob !== "undefined" && d instanceof Blob) return d.size;
   return undefined;
 }
 
-function body(d: UploadData): BodyInit {
+/** An upload as a fetch body (iterables become a ReadableStream). */
+export function uploadBody(d: UploadData): BodyInit {
   if (typeof d === "string" || d instanceof Uint8Array || d instanceof ArrayBuffer) return d as BodyInit;
   if (typeof Blob !== "undefined" && d instanceof Blob) return d;
   if (d instanceof ReadableStream) return d;
@@ -36,6 +38,14 @@ function body(d: UploadData): BodyInit {
   });
 }
 
+/** Refuse an upload known to be over maxUploadBytes before anything is sent. */
+export function checkUpload(t: Transport, d: UploadData): void {
+  const n = uploadSize(d);
+  if (n !== undefined && n > t.maxUploadBytes) {
+    throw new TooLargeError("too_large", `the upload is ${n} bytes, over the ${t.maxUploadBytes}-byte limit (maxUploadBytes); nothing was sent`);
+  }
+}
+
 export class Files {
   private readonly p: string;
   constructor(private readonly t: Transport, id: string) {
@@ -43,10 +53,7 @@ export class Files {
   }
 
   private checkUpload(d: UploadData) {
-    const n = size(d);
-    if (n !== undefined && n > this.t.maxUploadBytes) {
-      throw new TooLargeError("too_large", `the upload is ${n} bytes, over the ${this.t.maxUploadBytes}-byte limit (maxUploadBytes); nothing was sent`);
-    }
+    checkUpload(this.t, d);
   }
 
   read(path: string, o: UserOption & { offset?: number; length?: number } = {}): Promise<Uint8Array> {
@@ -74,7 +81,7 @@ export class Files {
   async write(path: string, data: UploadData, o: UserOption & { mode?: number | string; parents?: boolean } = {}): Promise<m.FileInfo> {
     const query = { path: check.path(path), mode: check.mode(o.mode), parents: o.parents, user: check.user(o.user) };
     this.checkUpload(data);
-    return this.t.json("PUT", this.p, { query, body: body(data) as BodyInit, headers: { "Content-Type": "application/octet-stream" }, signal: o.signal });
+    return this.t.json("PUT", this.p, { query, body: uploadBody(data) as BodyInit, headers: { "Content-Type": "application/octet-stream" }, signal: o.signal });
   }
 
   list(path = "/workspace", o: UserOption & { depth?: number; limit?: number } = {}): Promise<m.ListResult> {
@@ -146,7 +153,7 @@ export class Files {
     this.checkUpload(data);
     return this.t.json("POST", this.p + "/archive", {
       query: { path: check.path(path), max_entries: o.maxEntries, max_ratio: o.maxRatio, user: check.user(o.user) },
-      body: body(data) as BodyInit, headers: { "Content-Type": o.gzip ? "application/gzip" : "application/x-tar" }, retry: false, signal: o.signal,
+      body: uploadBody(data) as BodyInit, headers: { "Content-Type": o.gzip ? "application/gzip" : "application/x-tar" }, retry: false, signal: o.signal,
     });
   }
 }

@@ -8,6 +8,9 @@ export { Paddock, createSandbox, withSandbox, type CreateOptions, type AuditFilt
 export { Sandbox, ExecStream, type ExecOptions, type OutputChunk } from "./sandbox.js";
 export { Execution, Result, CodeStream, Contexts, type RunCodeOptions, type RunCodeCallbacks } from "./code.js";
 export { Files, type UploadData } from "./files.js";
+export { Templates, TemplateStream, type TemplatesArea, type BuildContext, type BuildOptions, type ImportOptions, type PullOptions, type ProgressOptions } from "./templates.js";
+export { Volumes, VolumeFiles } from "./volumes.js";
+export { tarOf } from "./tar.js";
 export { Processes, type ProcessRef, type StartOptions } from "./processes.js";
 export { Browser } from "./browser.js";
 export { Terminal, type TerminalExit } from "./terminal.js";

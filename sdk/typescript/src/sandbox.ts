@@ -112,17 +112,28 @@ export class Sandbox {
     return this.info;
   }
 
+  /** Checkpoint the sandbox to disk and release its RAM (gVisor; native
+   * answers unsupported); resume() restores it, processes included. */
+  async hibernate(o: CallOptions = {}): Promise<m.Sandbox> {
+    this.info = await this.t.json("POST", this.path + "/hibernate", { retry: true, timeoutMs: 600_000, signal: o.signal });
+    return this.info;
+  }
+
   /** Save the sandbox's filesystem changes as the tenant's snapshot `name`
-   * (create a sandbox from it with `{ snapshot: name }`). */
-  async snapshot(name: string, o: CallOptions = {}): Promise<m.Snapshot> {
+   * (create a sandbox from it with `{ snapshot: name }`). memory (gVisor):
+   * also its processes and memory, which a sandbox made from it continues. */
+  async snapshot(name: string, o: CallOptions & { memory?: boolean } = {}): Promise<m.Snapshot> {
     const json: m.CreateSnapshotRequest = { name: check.snapshotName(name) };
+    if (o.memory) json.memory = true;
     return this.t.json("POST", this.path + "/snapshots", { json, retry: false, timeoutMs: 600_000, signal: o.signal });
   }
 
   /** `count` copies of the sandbox's files, each a sandbox of its own (all
-   * made, or none). Kill each (or `await using` it). */
-  async fork(o: CallOptions & { count?: number } = {}): Promise<Sandbox[]> {
+   * made, or none). memory (gVisor): each also continues the sandbox's
+   * running processes from one checkpoint. Kill each (or `await using` it). */
+  async fork(o: CallOptions & { count?: number; memory?: boolean } = {}): Promise<Sandbox[]> {
     const json: m.ForkRequest = { count: check.forkCount(o.count ?? 1) };
+    if (o.memory) json.memory = true;
     const r = await this.t.json<m.ForkResponse>("POST", this.path + "/fork", { json, retry: false, timeoutMs: 600_000, signal: o.signal });
     return r.sandboxes.map((info) => new Sandbox(this.t, info));
   }

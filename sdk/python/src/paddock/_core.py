@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
+from . import models
 from ._errors import InvalidArgumentError, TooLargeError
 
 DEFAULT_URL = "http://127.0.0.1:7070"
@@ -217,8 +218,8 @@ def upload_size(data: Any) -> int | None:
     return None
 
 
-def check_upload(data: Any, limit: int) -> None:
-    n = upload_size(data)
+def check_upload(data: Any, limit: int, size: int | None = None) -> None:
+    n = upload_size(data) if size is None else size
     if n is not None and n > limit:
         raise TooLargeError("too_large", "the upload is %d bytes, over the %d-byte limit (max_upload_bytes); nothing was sent" % (n, limit))
 
@@ -305,3 +306,119 @@ class Lease:
         """True when this was the last holder."""
         self.holders -= 1
         return self.holders == 0
+
+
+# ------------------------------------------------ volumes and templates
+
+MAX_VOLUME_NAME = 63
+MAX_VOLUME_MOUNTS = 16
+
+
+def volume_name(name: Any) -> str:
+    """A volume name, checked as the server checks it (internal/volume):
+    it becomes a file name on the host."""
+    name = getattr(name, "name", name)  # a models.Volume names itself
+    if not isinstance(name, str) or name == "":
+        raise InvalidArgumentError("invalid_argument", "a volume needs a name")
+    if len(name) > MAX_VOLUME_NAME:
+        raise InvalidArgumentError("invalid_argument", "a volume name is at most %d characters" % MAX_VOLUME_NAME)
+    if not _SNAPSHOT_NAME.match(name) or ".." in name:
+        raise InvalidArgumentError("invalid_argument", "a volume name has only letters, digits, '.', '_' and '-', "
+                                   "starts with a letter or digit and has no \"..\"")
+    return name
+
+
+def volume_mounts(mounts: Any) -> list[dict[str, Any]] | None:
+    """A create's volumes: models.VolumeMount, {"name", "path", "read_only"}
+    mappings or (name, path[, read_only]) tuples."""
+    if mounts is None:
+        return None
+    out: list[dict[str, Any]] = []
+    for m in mounts:
+        if isinstance(m, models.VolumeMount):
+            d = m.to_dict()
+        elif isinstance(m, Mapping):
+            d = dict(m)
+        elif isinstance(m, (tuple, list)) and len(m) in (2, 3):
+            d = {"name": m[0], "path": m[1]}
+            if len(m) == 3 and m[2]:
+                d["read_only"] = True
+        else:
+            raise InvalidArgumentError("invalid_argument", "a volume mount is a VolumeMount, a mapping or (name, path[, read_only])")
+        d["name"] = volume_name(d.get("name"))
+        out.append(d)
+    if len(out) > MAX_VOLUME_MOUNTS:
+        raise InvalidArgumentError("invalid_argument", "at most %d volumes per sandbox" % MAX_VOLUME_MOUNTS)
+    return out
+
+
+def iter_file(path: str | os.PathLike[str]) -> Iterable[bytes]:
+    """A local file's bytes in chunks, closed at the end."""
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(CHUNK)
+            if not b:
+                return
+            yield b
+
+
+def build_context(context: Any) -> tuple[Any, int | None]:
+    """A build context as a tar body: a directory (tarred here, spooled to a
+    temporary file past 8 MiB), a mapping of path -> bytes/str (tarred here),
+    or tar bytes / a binary file object / an iterable of bytes (sent as is);
+    with its size when known."""
+    import io
+    import tarfile
+    import tempfile
+    if isinstance(context, (str, os.PathLike)) and os.path.isdir(context):
+        buf: Any = tempfile.SpooledTemporaryFile(max_size=8 << 20)
+
+        def owner(ti: tarfile.TarInfo) -> tarfile.TarInfo:
+            ti.uid = ti.gid = 0
+            ti.uname = ti.gname = ""
+            return ti
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+            for name in sorted(os.listdir(context)):
+                tf.add(os.path.join(context, name), arcname=name, filter=owner)
+        size = buf.tell()
+        buf.seek(0)
+        return buf, size
+    if isinstance(context, Mapping):
+        bio = io.BytesIO()
+        with tarfile.open(fileobj=bio, mode="w", format=tarfile.PAX_FORMAT) as tf:
+            for name in sorted(context):
+                data = context[name]
+                data = data.encode() if isinstance(data, str) else bytes(data)
+                clean = str(name).lstrip("/")
+                if not clean or ".." in clean.split("/"):
+                    raise InvalidArgumentError("invalid_argument", "a build context path must be relative with no \"..\" (got %s)" % _goquote(_clip(str(name))))
+                ti = tarfile.TarInfo(clean)
+                ti.size, ti.mode, ti.mtime = len(data), 0o644, 0
+                tf.addfile(ti, io.BytesIO(data))
+        return bio.getvalue(), bio.tell()
+    if isinstance(context, (str, os.PathLike)):
+        raise InvalidArgumentError("invalid_argument", "the build context %s is not a directory" % _goquote(_clip(os.fspath(context))))
+    return context, upload_size(context)
+
+
+def build_query(name: str, dockerfile: str | None, build_args: Mapping[str, str] | None, target: str | None,
+                network: str | None, allow: Sequence[str] | None, no_cache: bool, replace: bool,
+                shared: bool) -> list[tuple[str, str]]:
+    if not name:
+        raise InvalidArgumentError("invalid_argument", "name is required")
+    q: list[tuple[str, str]] = [("name", name)]
+    for k, v in (("dockerfile", dockerfile), ("target", target), ("net", network)):
+        if v:
+            q.append((k, v))
+    for h in allow or ():
+        q.append(("allow", h))
+    for k, v in (build_args or {}).items():
+        if not k:
+            raise InvalidArgumentError("invalid_argument", "build_arg must be KEY=VALUE")
+        q.append(("build_arg", "%s=%s" % (k, v)))
+    if len(allow or ()) > 256 or len(build_args or {}) > 256:
+        raise InvalidArgumentError("invalid_argument", "at most 256 allow and build_arg parameters")
+    for k, b in (("no_cache", no_cache), ("replace", replace), ("shared", shared)):
+        if b:
+            q.append((k, "true"))
+    return q

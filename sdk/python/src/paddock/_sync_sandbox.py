@@ -470,18 +470,33 @@ class Sandbox:
         self.info = models.Sandbox.from_dict(self._t.json("POST", self._path + "/resume", retry=True))
         return self.info
 
-    def snapshot(self, name: str) -> models.Snapshot:
+    def hibernate(self) -> models.Sandbox:
+        """Checkpoint the sandbox to disk and release its RAM (gVisor
+        sandboxes; native ones answer unsupported). resume() restores it,
+        processes included. Hibernating a hibernated sandbox answers it."""
+        self.info = models.Sandbox.from_dict(self._t.json("POST", self._path + "/hibernate", retry=True, timeout=600))
+        return self.info
+
+    def snapshot(self, name: str, *, memory: bool = False) -> models.Snapshot:
         """Save the sandbox's filesystem changes as the tenant's snapshot
-        name (create another sandbox from it with snapshot=name)."""
-        body = {"name": _core.snapshot_name(name)}
+        name (create another sandbox from it with snapshot=name). memory
+        (gVisor): also checkpoint its processes and memory, which a sandbox
+        created from the snapshot continues."""
+        body: dict[str, Any] = {"name": _core.snapshot_name(name)}
+        if memory:
+            body["memory"] = True
         return models.Snapshot.from_dict(self._t.json("POST", self._path + "/snapshots", json_body=body,
                                                             retry=False, timeout=600))
 
-    def fork(self, count: int = 1) -> list[Sandbox]:
+    def fork(self, count: int = 1, *, memory: bool = False) -> list[Sandbox]:
         """count copies of the sandbox's files, each a sandbox of its own
-        (all made, or none). Kill each (or use it in `with`)."""
-        d = self._t.json("POST", self._path + "/fork", json_body={"count": _core.fork_count(count)},
-                               retry=False, timeout=600)
+        (all made, or none). memory (gVisor): each fork also continues the
+        sandbox's running processes from one checkpoint. Kill each (or use
+        it in `with`)."""
+        body: dict[str, Any] = {"count": _core.fork_count(count)}
+        if memory:
+            body["memory"] = True
+        d = self._t.json("POST", self._path + "/fork", json_body=body, retry=False, timeout=600)
         out: list[Sandbox] = []
         for info in models.ForkResponse.from_dict(d).sandboxes:
             sb = Sandbox(self.client, info)
