@@ -161,11 +161,11 @@ def test_stream_cut_midway_raises(sb: paddock.Sandbox, tenant_key: str) -> None:
         c = paddock.Paddock("http://127.0.0.1:%d" % proxy.port, tenant_key, timeout=20)
         far = c.sandboxes.connect(sb.info)
         got = 0
-        t0 = time.monotonic()
         with pytest.raises(paddock.StreamInterruptedError):
             for ch in far.exec_stream("while true; do echo 0123456789abcdef; sleep 0.01; done"):
                 got += len(ch.data)
-        assert 0 < got < 4000 and time.monotonic() - t0 < 15
+        # StreamInterruptedError, not the client's 20 s timeout: the cut was seen.
+        assert 0 < got < 4000
         sb.files.write("/tmp/big", b"z" * 200_000)
         with pytest.raises(paddock.StreamInterruptedError):
             far.files.download("/tmp/big", "/dev/null")
