@@ -18,8 +18,9 @@ import (
 // user.* extended attributes (overlay's opaque-directory marks), with
 // owners relative to the sandbox (0 is the sandbox's root, whatever host
 // uid it maps to). A backend restores the same stream into a new
-// sandbox's layer (Config.Layer). Hard links are captured as separate
-// files.
+// sandbox's layer (Config.Layer). A file with several names is captured
+// once, its other names as hard links (tar TypeLink) to the first, and
+// restored linked.
 type FSCapturer interface {
 	CaptureFS(ctx context.Context, w io.Writer) error
 }

@@ -205,3 +205,40 @@ func TestSnapshotTooBigForDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Hard-linked files stay linked through a snapshot and a fork: stored and
+// counted once, restored as one file with its names (a 32 MiB file with
+// three names fits a 48 MiB disk only linked), writes through one name
+// seen through the others.
+func TestSnapshotHardLinks(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	src := e.Create(sandbox.Spec{TimeoutS: 600, DiskMB: 64})
+	mustSh(t, e, src.ID, `head -c 33554432 /dev/urandom > /workspace/a && mkdir /workspace/d &&
+		ln /workspace/a /workspace/b && ln /workspace/a /workspace/d/c`)
+	linked := func(e *testenv.Env, id string) {
+		t.Helper()
+		got := strings.Fields(mustSh(t, e, id, "stat -c '%i:%h' /workspace/a /workspace/b /workspace/d/c"))
+		if len(got) != 3 || got[0] != got[1] || got[0] != got[2] || !strings.HasSuffix(got[0], ":3") {
+			t.Fatalf("sandbox %s: inode:links of the three names %q, want one inode with 3 links", id, got)
+		}
+		if out := mustSh(t, e, id, "echo more >> /workspace/d/c && tail -c 5 /workspace/a"); out != "more\n" {
+			t.Fatalf("sandbox %s: a write through one name is not seen through another: %q", id, out)
+		}
+	}
+	linked(e, src.ID) // positive control: linked in the source
+	snap, err := e.Manager.CreateSnapshot(ctx, e.Scope, src.ID, "links")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Bytes < 32<<20 || snap.Bytes >= 33<<20 {
+		t.Fatalf("snapshot of one 32 MiB file with 3 names holds %d bytes, want it once", snap.Bytes)
+	}
+	restored := e.Create(sandbox.Spec{TimeoutS: 600, DiskMB: 48, Snapshot: "links"})
+	linked(e, restored.ID)
+	forks, err := e.Manager.Fork(ctx, e.Scope, src.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked(e, forks[0].ID)
+}

@@ -63,6 +63,7 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader, maxBytes int64)
 	}()
 	tr := tar.NewReader(r)
 	buf := make([]byte, 1<<20)
+	files := map[string]bool{} // regular files so far: what a hard link may name
 	for {
 		if err := ctx.Err(); err != nil {
 			return Manifest{}, err
@@ -100,6 +101,12 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader, maxBytes int64)
 			held = append(held, blob)
 			e.Size, e.SHA256 = h.Size, sum
 			m.Bytes += h.Size
+			files[h.Name] = true
+		}
+		if h.Typeflag == tar.TypeLink && !files[h.Linkname] {
+			// A second name of a file stored once (its bytes counted
+			// once): it must name a file this snapshot holds.
+			return Manifest{}, errs.Invalid("a hard link in the sandbox names a file the capture does not hold")
 		}
 		m.Entries = append(m.Entries, e)
 	}

@@ -95,7 +95,7 @@ func (i *instance) CaptureFS(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &capture{ctx: ctx, tw: tw, base: uint32(i.uid)}
+	c := &capture{ctx: ctx, tw: tw, base: uint32(i.uid), links: map[fileID]string{}}
 	for _, top := range names {
 		if !layerTopRE.MatchString(top) {
 			continue
@@ -127,7 +127,15 @@ type capture struct {
 	ctx  context.Context
 	tw   *tar.Writer
 	base uint32
+	// links names the first entry of each regular file with more than one
+	// link: its other names are captured as hard links to it (a tar
+	// TypeLink, no content), so a restore links them again and the
+	// content is stored and counted once.
+	links map[fileID]string
 }
+
+// fileID is an inode of the layer.
+type fileID struct{ dev, ino uint64 }
 
 func readNames(fd int) ([]string, error) {
 	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -249,6 +257,15 @@ func (c *capture) entry(dirfd int, leaf, name string, depth int) error {
 		}
 		return c.walk(fd, name+"/", depth+1)
 	case unix.S_IFREG:
+		if st.Nlink > 1 {
+			id := fileID{uint64(st.Dev), st.Ino}
+			if first, ok := c.links[id]; ok {
+				h := c.hdr(&st, name, tar.TypeLink)
+				h.Linkname = first
+				return c.tw.WriteHeader(h)
+			}
+			c.links[id] = name
+		}
 		fd, err := unix.Openat(dirfd, leaf, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", name, err)

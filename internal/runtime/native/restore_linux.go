@@ -87,6 +87,8 @@ func extractEntry(layerFD int, h *tar.Header, r io.Reader, base int) error {
 			return fmt.Errorf("snapshot entry %s: %w", clipName(name), err)
 		}
 		return finish(fd, h, uid, gid, mode)
+	case tar.TypeLink:
+		return linkEntry(layerFD, pfd, leaf, h)
 	case tar.TypeSymlink:
 		if err := unix.Symlinkat(h.Linkname, pfd, leaf); err != nil {
 			return fmt.Errorf("snapshot entry %s: %w", clipName(name), err)
@@ -114,6 +116,42 @@ func extractEntry(layerFD int, h *tar.Header, r io.Reader, base int) error {
 		return unix.Fchmodat(pfd, leaf, mode, 0) // a device node or fifo: not followed
 	}
 	return errs.Invalid("snapshot entry %q has an unsupported type", clipName(h.Name))
+}
+
+// linkEntry makes leaf in pfd a hard link to the regular file an earlier
+// entry made (h.Linkname, relative to the layer like every entry). The
+// target is resolved beneath the layer like a parent, and must be a
+// regular file: a link never reaches outside the layer, nor makes a
+// second name for a directory, device or symlink.
+func linkEntry(layerFD, pfd int, leaf string, h *tar.Header) error {
+	target := h.Linkname
+	if !validLayerName(target) {
+		return errs.Invalid("snapshot entry %q links outside the layer", clipName(h.Name))
+	}
+	tdir, tleaf := path.Split(target)
+	tfd := layerFD
+	if tdir != "" {
+		fd, err := unix.Openat2(layerFD, strings.TrimSuffix(tdir, "/"), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV})
+		if err != nil {
+			return fmt.Errorf("snapshot entry %s: link target: %w", clipName(h.Name), err)
+		}
+		defer unix.Close(fd)
+		tfd = fd
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(tfd, tleaf, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("snapshot entry %s: link target: %w", clipName(h.Name), err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errs.Invalid("snapshot entry %q links to something not a regular file", clipName(h.Name))
+	}
+	// Flags 0: a target swapped for a symlink meanwhile is linked itself,
+	// never followed.
+	if err := unix.Linkat(tfd, tleaf, pfd, leaf, 0); err != nil {
+		return fmt.Errorf("snapshot entry %s: %w", clipName(h.Name), err)
+	}
+	return nil
 }
 
 // finish sets owner, then mode (chown clears set-id bits), attributes and
