@@ -242,3 +242,50 @@ func TestSnapshotHardLinks(t *testing.T) {
 	}
 	linked(e, forks[0].ID)
 }
+
+// A sandbox reattached after a server restart is snapshotted and forked
+// as before it (its agent hands the new server the layer, which no path
+// names any more on tmpfs-layer hosts): running or paused, and again
+// after a second restart.
+func TestSnapshotForkAfterRestart(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	t.Logf("tmpfs layers: %v", e.TmpfsLayers()) // which of the two ways back to the layer this run tests
+	ctx := context.Background()
+	sb := e.Create(sandbox.Spec{TimeoutS: 600})
+	mustSh(t, e, sb.ID, "echo kept > /workspace/f")
+	asleep := e.Create(sandbox.Spec{TimeoutS: 600})
+	mustSh(t, e, asleep.ID, "echo sleeper > /workspace/f")
+	if _, err := e.Manager.Pause(ctx, e.Scope, asleep.ID); err != nil {
+		t.Fatal(err)
+	}
+	has := func(e *testenv.Env, id, want string) {
+		t.Helper()
+		if got := mustSh(t, e, id, "cat /workspace/f"); got != want+"\n" {
+			t.Fatalf("sandbox %s has %q, want %q", id, got, want)
+		}
+	}
+	for round := 1; round <= 2; round++ {
+		e = restart(t, e)
+		name := fmt.Sprintf("after-restart-%d", round)
+		if _, err := e.Manager.CreateSnapshot(ctx, e.Scope, sb.ID, name); err != nil {
+			t.Fatalf("restart %d: snapshot of a reattached sandbox: %v", round, err)
+		}
+		has(e, e.Create(sandbox.Spec{TimeoutS: 600, Snapshot: name}).ID, "kept")
+		forks, err := e.Manager.Fork(ctx, e.Scope, sb.ID, 2)
+		if err != nil {
+			t.Fatalf("restart %d: fork of a reattached sandbox: %v", round, err)
+		}
+		for _, f := range forks {
+			has(e, f.ID, "kept")
+		}
+		has(e, sb.ID, "kept") // the source runs on
+	}
+	// Reattached paused: captured as it is, and it stays paused.
+	if _, err := e.Manager.CreateSnapshot(ctx, e.Scope, asleep.ID, "asleep"); err != nil {
+		t.Fatalf("snapshot of a sandbox reattached paused: %v", err)
+	}
+	if got := mustGet(t, e, asleep.ID); got.State != sandbox.StatePaused {
+		t.Fatalf("the paused sandbox is %s after its snapshot", got.State)
+	}
+	has(e, e.Create(sandbox.Spec{TimeoutS: 600, Snapshot: "asleep"}).ID, "sleeper")
+}
