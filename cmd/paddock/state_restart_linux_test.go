@@ -91,17 +91,20 @@ func TestPauseSnapshotAcrossKill9(t *testing.T) {
 	if out := cli("snapshot", "ls"); !strings.Contains(out, "pre-kill") || !strings.Contains(out, sb.ID) {
 		t.Fatalf("paddock snapshot ls:\n%s", out)
 	}
-	// (A sandbox reattached after a restart cannot be captured on tmpfs
-	// layers, docs/state.md: fork the one created since.)
-	forked := strings.Fields(cli("fork", fromSnap.ID, "-n", "2"))
+	// The sandbox reattached after the kill forks like any (its agent
+	// hands the new server its layer, docs/state.md).
+	forked := strings.Fields(cli("fork", sb.ID, "-n", "2"))
 	if len(forked) != 2 {
 		t.Fatalf("paddock fork: %q", forked)
 	}
+	if out := s.exec(forked[1], "cat", "/workspace/f").Stdout; out != "before-kill\n" {
+		t.Fatalf("file in a fork of the reattached sandbox: %q", out)
+	}
 	var tree wire.Sandbox
-	if err := json.Unmarshal([]byte(cli("inspect", fromSnap.ID)), &tree); err != nil || len(tree.Forks) != 2 {
+	if err := json.Unmarshal([]byte(cli("inspect", sb.ID)), &tree); err != nil || len(tree.Forks) != 2 {
 		t.Fatalf("paddock inspect's forks: %+v %v", tree.Forks, err)
 	}
-	if err := json.Unmarshal([]byte(cli("inspect", forked[0])), &tree); err != nil || tree.Spec.ForkOf != fromSnap.ID {
+	if err := json.Unmarshal([]byte(cli("inspect", forked[0])), &tree); err != nil || tree.Spec.ForkOf != sb.ID {
 		t.Fatalf("paddock inspect of a fork: fork_of %q %v", tree.Spec.ForkOf, err)
 	}
 	cli("snapshot", "rm", "pre-kill")

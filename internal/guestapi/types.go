@@ -86,6 +86,10 @@ type Ready struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Pid   int    `json:"pid"` // the guest's pid in its own namespace (always 1)
+	// LayerFD is the agent's descriptor on the writable layer (the second
+	// setup descriptor), held for the sandbox's life so that a restarted
+	// server can copy it (pidfd_getfd) to capture the layer; 0: none.
+	LayerFD int `json:"layer_fd,omitempty"`
 	// Phases times the guest's setup steps, for the host's debug log.
 	Phases string `json:"phases,omitempty"`
 	// MainAt and ConfigAt are when the guest entered main and received its

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/paddockhq/paddock/internal/errs"
 )
@@ -18,8 +19,9 @@ import (
 // user.* extended attributes (overlay's opaque-directory marks), with
 // owners relative to the sandbox (0 is the sandbox's root, whatever host
 // uid it maps to). A backend restores the same stream into a new
-// sandbox's layer (Config.Layer). Hard links are captured as separate
-// files.
+// sandbox's layer (Config.Layer). A file with several names is captured
+// once, its other names as hard links (tar TypeLink) to the first, and
+// restored linked.
 type FSCapturer interface {
 	CaptureFS(ctx context.Context, w io.Writer) error
 }
@@ -41,4 +43,22 @@ type LayerSource func(ctx context.Context) (io.ReadCloser, error)
 // cannot create sandboxes from snapshots (the manager refuses first).
 type FSRestorer interface {
 	RestoresFS() bool
+}
+
+// Out-of-band file contents of a capture stream. A regular-file entry
+// with a BlobKey PAX record carries no content in the stream (its tar
+// size is 0; BlobSize holds the file's): the stream's reader, which must
+// then implement BlobOpener, opens the content as a host file, so that
+// the backend copies it in the kernel (a restore of a large snapshot is
+// one copy instead of three through user space). A backend meeting such
+// an entry in a stream without a BlobOpener refuses it.
+const (
+	BlobKey  = "PADDOCK.blob"
+	BlobSize = "PADDOCK.size"
+)
+
+// BlobOpener opens the content an entry's BlobKey names: a file of
+// exactly the entry's BlobSize bytes, which the caller closes.
+type BlobOpener interface {
+	OpenBlob(key string) (*os.File, error)
 }

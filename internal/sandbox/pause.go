@@ -284,8 +284,13 @@ func (b *box) hold() func() {
 }
 
 // armIdle (re)starts the idle timer of a running sandbox with
-// idle_pause_after_s.
-func (m *Manager) armIdle(b *box) {
+// idle_pause_after_s, to fire that long after its last activity.
+func (m *Manager) armIdle(b *box) { m.armIdleIn(b, -1) }
+
+// armIdleIn (re)starts the idle timer of a running sandbox with
+// idle_pause_after_s: to fire in wait, or (wait < 0) idle_pause_after_s
+// after its last activity.
+func (m *Manager) armIdleIn(b *box, wait time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pz.idle != nil {
@@ -299,7 +304,9 @@ func (m *Manager) armIdle(b *box) {
 	if b.pz.active.Load() == 0 {
 		b.pz.active.Store(time.Now().UnixNano())
 	}
-	wait := after - time.Since(time.Unix(0, b.pz.active.Load()))
+	if wait < 0 {
+		wait = after - time.Since(time.Unix(0, b.pz.active.Load()))
+	}
 	id := b.sb.ID
 	b.pz.idle = time.AfterFunc(max(wait, 0), func() { m.idleCheck(id) })
 }
@@ -327,7 +334,11 @@ func (m *Manager) idleCheck(id string) {
 	}
 	m.log.Info("sandbox idle; pausing", "sandbox", id, "idle", idle.Round(time.Second))
 	if _, err := m.pause(context.Background(), b, "", causeIdle); err != nil {
-		m.log.Warn("idle pause failed", "sandbox", id, "err", err)
+		// Over max_paused (or a freezer hiccup): it stays awake and asks
+		// again one period on. Re-armed from its last activity it would
+		// fire at once, the idle time being past already.
+		m.log.Warn("idle pause failed; retrying later", "sandbox", id, "err", err, "retry_in", after)
+		m.armIdleIn(b, after)
 	}
 }
 

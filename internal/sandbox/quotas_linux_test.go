@@ -5,7 +5,9 @@ package sandbox_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/paddockhq/paddock/internal/audit"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
@@ -61,5 +63,73 @@ func TestPausedAndForkQuotas(t *testing.T) {
 	}
 	if _, err := e.Manager.Fork(ctx, sc, a.ID, 1); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An idle pause over max_paused is not dropped: the sandbox stays awake
+// and asks again one idle period later, so it sleeps once a slot frees.
+func TestIdlePauseRetriedOverMaxPaused(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	if _, err := e.Quotas.Tenants().Create(ctx, "iq", tenant.Quotas{MaxPaused: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sc := sandbox.Scope{Tenant: "iq", Actor: "iq", Rights: rights.All}
+	holder, err := e.Manager.Create(ctx, sc, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Manager.Pause(ctx, sc, holder.ID); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := e.Manager.Create(ctx, sc, sandbox.Spec{IdlePauseAfterS: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func() int {
+		n := 0
+		for _, r := range e.AuditRecords(audit.Query{Sandbox: idle.ID, Action: "sandbox.pause"}) {
+			if r.Phase == "result" && r.Code == string(errs.CodeLimit) {
+				n++
+			}
+		}
+		return n
+	}
+	// Two refusals: the first idle pause, and a retry of it.
+	deadline := time.Now().Add(20 * time.Second)
+	for refused() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("an idle sandbox over max_paused was refused %d times in 20 s, want a retry", refused())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got, _ := e.Manager.Get(ctx, sc, idle.ID); got.State != sandbox.StateRunning {
+		t.Fatalf("a refused idle pause left %s", got.State)
+	}
+	// A slot frees: the next retry pauses it.
+	if _, err := e.Manager.Resume(ctx, sc, holder.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitStateIn(t, e, sc, idle.ID, sandbox.StatePaused, 20*time.Second)
+	if got, _ := e.Manager.Get(ctx, sc, holder.ID); got.State != sandbox.StateRunning {
+		t.Fatalf("the resumed holder is %s (it has no idle policy)", got.State)
+	}
+}
+
+func waitStateIn(t *testing.T, e *testenv.Env, sc sandbox.Scope, id string, want sandbox.State, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		got, err := e.Manager.Get(context.Background(), sc, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandbox %s is %s after %v, want %s", id, got.State, limit, want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -259,10 +259,21 @@ func (src *layerFrom) source(m *Manager) runtime.LayerSource {
 	}
 	return func(ctx context.Context) (io.ReadCloser, error) {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(m.snaps.WriteTar(ctx, src.man, pw)) }()
-		return pr, nil
+		go func() { pw.CloseWithError(m.snaps.WriteTarRefs(ctx, src.man, pw)) }()
+		return blobStream{PipeReader: pr, st: m.snaps, tenant: src.man.Tenant}, nil
 	}
 }
+
+// blobStream is a snapshot's capture whose files' contents are opened
+// from the store by their keys (runtime.BlobOpener), for the backend to
+// copy in the kernel.
+type blobStream struct {
+	*io.PipeReader
+	st     *snapshot.Store
+	tenant string
+}
+
+func (b blobStream) OpenBlob(key string) (*os.File, error) { return b.st.OpenBlob(b.tenant, key) }
 
 // canRestore refuses a snapshot create on a runtime that cannot restore.
 func canRestore(rt runtime.Backend, src *layerFrom) error {

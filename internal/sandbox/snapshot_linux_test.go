@@ -205,3 +205,87 @@ func TestSnapshotTooBigForDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Hard-linked files stay linked through a snapshot and a fork: stored and
+// counted once, restored as one file with its names (a 32 MiB file with
+// three names fits a 48 MiB disk only linked), writes through one name
+// seen through the others.
+func TestSnapshotHardLinks(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	src := e.Create(sandbox.Spec{TimeoutS: 600, DiskMB: 64})
+	mustSh(t, e, src.ID, `head -c 33554432 /dev/urandom > /workspace/a && mkdir /workspace/d &&
+		ln /workspace/a /workspace/b && ln /workspace/a /workspace/d/c`)
+	linked := func(e *testenv.Env, id string) {
+		t.Helper()
+		got := strings.Fields(mustSh(t, e, id, "stat -c '%i:%h' /workspace/a /workspace/b /workspace/d/c"))
+		if len(got) != 3 || got[0] != got[1] || got[0] != got[2] || !strings.HasSuffix(got[0], ":3") {
+			t.Fatalf("sandbox %s: inode:links of the three names %q, want one inode with 3 links", id, got)
+		}
+		if out := mustSh(t, e, id, "echo more >> /workspace/d/c && tail -c 5 /workspace/a"); out != "more\n" {
+			t.Fatalf("sandbox %s: a write through one name is not seen through another: %q", id, out)
+		}
+	}
+	linked(e, src.ID) // positive control: linked in the source
+	snap, err := e.Manager.CreateSnapshot(ctx, e.Scope, src.ID, "links")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Bytes < 32<<20 || snap.Bytes >= 33<<20 {
+		t.Fatalf("snapshot of one 32 MiB file with 3 names holds %d bytes, want it once", snap.Bytes)
+	}
+	restored := e.Create(sandbox.Spec{TimeoutS: 600, DiskMB: 48, Snapshot: "links"})
+	linked(e, restored.ID)
+	forks, err := e.Manager.Fork(ctx, e.Scope, src.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked(e, forks[0].ID)
+}
+
+// A sandbox reattached after a server restart is snapshotted and forked
+// as before it (its agent hands the new server the layer, which no path
+// names any more on tmpfs-layer hosts): running or paused, and again
+// after a second restart.
+func TestSnapshotForkAfterRestart(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	t.Logf("tmpfs layers: %v", e.TmpfsLayers()) // which of the two ways back to the layer this run tests
+	ctx := context.Background()
+	sb := e.Create(sandbox.Spec{TimeoutS: 600})
+	mustSh(t, e, sb.ID, "echo kept > /workspace/f")
+	asleep := e.Create(sandbox.Spec{TimeoutS: 600})
+	mustSh(t, e, asleep.ID, "echo sleeper > /workspace/f")
+	if _, err := e.Manager.Pause(ctx, e.Scope, asleep.ID); err != nil {
+		t.Fatal(err)
+	}
+	has := func(e *testenv.Env, id, want string) {
+		t.Helper()
+		if got := mustSh(t, e, id, "cat /workspace/f"); got != want+"\n" {
+			t.Fatalf("sandbox %s has %q, want %q", id, got, want)
+		}
+	}
+	for round := 1; round <= 2; round++ {
+		e = restart(t, e)
+		name := fmt.Sprintf("after-restart-%d", round)
+		if _, err := e.Manager.CreateSnapshot(ctx, e.Scope, sb.ID, name); err != nil {
+			t.Fatalf("restart %d: snapshot of a reattached sandbox: %v", round, err)
+		}
+		has(e, e.Create(sandbox.Spec{TimeoutS: 600, Snapshot: name}).ID, "kept")
+		forks, err := e.Manager.Fork(ctx, e.Scope, sb.ID, 2)
+		if err != nil {
+			t.Fatalf("restart %d: fork of a reattached sandbox: %v", round, err)
+		}
+		for _, f := range forks {
+			has(e, f.ID, "kept")
+		}
+		has(e, sb.ID, "kept") // the source runs on
+	}
+	// Reattached paused: captured as it is, and it stays paused.
+	if _, err := e.Manager.CreateSnapshot(ctx, e.Scope, asleep.ID, "asleep"); err != nil {
+		t.Fatalf("snapshot of a sandbox reattached paused: %v", err)
+	}
+	if got := mustGet(t, e, asleep.ID); got.State != sandbox.StatePaused {
+		t.Fatalf("the paused sandbox is %s after its snapshot", got.State)
+	}
+	has(e, e.Create(sandbox.Spec{TimeoutS: 600, Snapshot: "asleep"}).ID, "sleeper")
+}

@@ -222,3 +222,52 @@ func FuzzPut(f *testing.F) {
 		}
 	})
 }
+
+// A hard link is a second name of a file stored once: its bytes count
+// once, it comes back as a link, and one naming no file of the capture
+// is refused.
+func TestPutHardLinks(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	linked := func(target string) *bytes.Buffer {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "root/upper/", Mode: 0o755})
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "root/upper/a", Mode: 0o644, Size: 5})
+		_, _ = tw.Write([]byte("hello"))
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeLink, Name: "root/upper/b", Linkname: target, Mode: 0o644})
+		_ = tw.Close()
+		return &buf
+	}
+	m, err := s.Put(ctx, Meta{Tenant: "t", Name: "links"}, linked("root/upper/a"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Bytes != 5 || m.Files != 3 || s.Bytes("t") != 5 {
+		t.Fatalf("a file and its hard link: %+v, tenant bytes %d (want 5: counted once)", m.Info(), s.Bytes("t"))
+	}
+	var out bytes.Buffer
+	if err := s.WriteTar(ctx, m, &out); err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(&out)
+	var got []string
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, string(h.Typeflag)+h.Name+">"+h.Linkname)
+	}
+	if want := "5root/upper/>,0root/upper/a>,1root/upper/b>root/upper/a"; strings.Join(got, ",") != want {
+		t.Fatalf("written back: %q, want %q", strings.Join(got, ","), want)
+	}
+	for _, target := range []string{"root/upper/nope", "root/upper/", "/etc/passwd"} {
+		if _, err := s.Put(ctx, Meta{Tenant: "t", Name: "dangling"}, linked(target), 0); errs.CodeOf(err) != errs.CodeInvalid {
+			t.Errorf("a hard link to %q: %v, want invalid", target, err)
+		}
+	}
+}

@@ -11,10 +11,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/runtime"
 )
 
 // Bounds of one snapshot.
@@ -63,6 +65,7 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader, maxBytes int64)
 	}()
 	tr := tar.NewReader(r)
 	buf := make([]byte, 1<<20)
+	files := map[string]bool{} // regular files so far: what a hard link may name
 	for {
 		if err := ctx.Err(); err != nil {
 			return Manifest{}, err
@@ -100,6 +103,12 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader, maxBytes int64)
 			held = append(held, blob)
 			e.Size, e.SHA256 = h.Size, sum
 			m.Bytes += h.Size
+			files[h.Name] = true
+		}
+		if h.Typeflag == tar.TypeLink && !files[h.Linkname] {
+			// A second name of a file stored once (its bytes counted
+			// once): it must name a file this snapshot holds.
+			return Manifest{}, errs.Invalid("a hard link in the sandbox names a file the capture does not hold")
 		}
 		m.Entries = append(m.Entries, e)
 	}
@@ -217,6 +226,29 @@ func (s *Store) commit(m Manifest, p string) error {
 
 // WriteTar writes snapshot m back as the capture it was made from.
 func (s *Store) WriteTar(ctx context.Context, m Manifest, w io.Writer) error {
+	return s.writeTar(ctx, m, w, false)
+}
+
+// WriteTarRefs writes snapshot m as a capture whose regular files name
+// their content out of band (runtime.BlobKey) instead of carrying it;
+// OpenBlob opens them. A restore then copies each file in the kernel.
+func (s *Store) WriteTarRefs(ctx context.Context, m Manifest, w io.Writer) error {
+	return s.writeTar(ctx, m, w, true)
+}
+
+// OpenBlob opens the content tenant's snapshots hold under sha256 sum
+// (a key WriteTarRefs wrote).
+func (s *Store) OpenBlob(tenant, sum string) (*os.File, error) {
+	if len(sum) != sha256.Size*2 {
+		return nil, errs.Invalid("bad content key")
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		return nil, errs.Invalid("bad content key")
+	}
+	return os.Open(s.blobPath(tenant, sum))
+}
+
+func (s *Store) writeTar(ctx context.Context, m Manifest, w io.Writer, refs bool) error {
 	tw := tar.NewWriter(w)
 	buf := make([]byte, 1<<20)
 	for _, e := range m.Entries {
@@ -231,13 +263,19 @@ func (s *Store) WriteTar(ctx context.Context, m Manifest, w io.Writer) error {
 			}
 			h.PAXRecords["SCHILY.xattr."+k] = v
 		}
-		if e.Type == tar.TypeReg {
+		if e.Type == tar.TypeReg && refs {
+			if h.PAXRecords == nil {
+				h.PAXRecords = map[string]string{}
+			}
+			h.PAXRecords[runtime.BlobKey] = e.SHA256
+			h.PAXRecords[runtime.BlobSize] = strconv.FormatInt(e.Size, 10)
+		} else if e.Type == tar.TypeReg {
 			h.Size = e.Size
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}
-		if e.Type != tar.TypeReg {
+		if e.Type != tar.TypeReg || refs {
 			continue
 		}
 		f, err := os.Open(s.blobPath(m.Tenant, e.SHA256))

@@ -82,7 +82,7 @@ func Main() int {
 	if err != nil {
 		return fail(fmt.Errorf("listener: %w", err))
 	}
-	ready, _ := json.Marshal(guestapi.Ready{OK: true, Pid: os.Getpid(),
+	ready, _ := json.Marshal(guestapi.Ready{OK: true, Pid: os.Getpid(), LayerFD: dirs.layer,
 		Phases: strings.Join(a.phases, " "), MainAt: mainAt, ConfigAt: configAt})
 	if _, err := unix.Write(setupFD, ready); err != nil {
 		return 1
@@ -101,10 +101,15 @@ func start(cfg *guestapi.Config, dirs setupDirs) (*Agent, error) {
 	t0 := time.Now()
 	execDir, memDir, err := setupFS(cfg, dirs)
 	unix.Close(dirs.mnt)
-	unix.Close(dirs.layer)
 	if err != nil {
+		unix.Close(dirs.layer)
 		return nil, err
 	}
+	// The layer's descriptor stays open (close-on-exec, in a non-dumpable
+	// process: no workload reaches it) for the host: a server started
+	// after this one takes a copy (pidfd_getfd) to snapshot the layer,
+	// which after pivot_root no path names any more. The host's own
+	// descriptor dies with the server that created the sandbox.
 	t1 := time.Now()
 	applyImage(cfg.Image) // image_linux.go
 	a := &Agent{cfg: *cfg, shell: "/bin/sh"}

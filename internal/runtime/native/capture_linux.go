@@ -71,6 +71,49 @@ func (b *Backend) prepareLayer(ctx context.Context, inst *instance, layerFD int)
 	return nil
 }
 
+// reopenLayer gives a reattached instance back its descriptor on the
+// writable layer, so that it can be captured (snapshot, fork) as before
+// the restart. A disk-store layer is a host directory, opened by its
+// path. A tmpfs layer lives only in the sandbox's mount namespace,
+// detached from every path by its pivot_root: the agent holds a
+// descriptor on it for this (guestapi.Ready.LayerFD), copied here with
+// pidfd_getfd. What the agent hands over is checked to be a directory on
+// a tmpfs owned by the sandbox's root — the layer's shape — and a capture
+// reads beneath it only what the sandbox itself could: an agent that
+// lies gains nothing.
+func (b *Backend) reopenLayer(inst *instance) error {
+	var fd int
+	if b.o.Disk != nil {
+		l, err := b.o.Disk.Get(inst.id)
+		if err != nil {
+			return err
+		}
+		if fd, err = unix.Open(l.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+			return err
+		}
+	} else {
+		if inst.guestLayer <= 0 {
+			return errors.New("its agent holds no descriptor on the layer (started by an older server)")
+		}
+		var err error
+		if fd, err = unix.PidfdGetfd(inst.pidfd, inst.guestLayer, 0); err != nil {
+			return fmt.Errorf("copy the agent's layer descriptor: %w", err)
+		}
+		var fs unix.Statfs_t
+		var st unix.Stat_t
+		if err := unix.Fstatfs(fd, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC {
+			unix.Close(fd)
+			return errors.New("the agent's layer descriptor is not on a tmpfs")
+		}
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != inst.uid {
+			unix.Close(fd)
+			return errors.New("the agent's layer descriptor is not the sandbox's layer")
+		}
+	}
+	inst.ls.f = os.NewFile(uintptr(fd), "layer")
+	return nil
+}
+
 // closeLayer drops the descriptor prepareLayer kept (it pins the layer's
 // tmpfs in memory).
 func (i *instance) closeLayer() {
@@ -87,7 +130,7 @@ func (i *instance) closeLayer() {
 // make the server read a host file).
 func (i *instance) CaptureFS(ctx context.Context, w io.Writer) error {
 	if i.ls.f == nil {
-		return errs.New(errs.CodeUnsupported, "this sandbox's files cannot be captured (snapshot, fork) since the server restarted: its writable layer lives only in its own namespace; sandboxes created since can be")
+		return errs.New(errs.CodeUnsupported, "this sandbox's files cannot be captured (snapshot, fork): it was reattached after a server restart and its writable layer could not be reached again (its agent predates this server, or did not hand it over); sandboxes created since can be")
 	}
 	root := int(i.ls.f.Fd())
 	tw := tar.NewWriter(w)
@@ -95,7 +138,7 @@ func (i *instance) CaptureFS(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &capture{ctx: ctx, tw: tw, base: uint32(i.uid)}
+	c := &capture{ctx: ctx, tw: tw, base: uint32(i.uid), links: map[fileID]string{}}
 	for _, top := range names {
 		if !layerTopRE.MatchString(top) {
 			continue
@@ -127,7 +170,15 @@ type capture struct {
 	ctx  context.Context
 	tw   *tar.Writer
 	base uint32
+	// links names the first entry of each regular file with more than one
+	// link: its other names are captured as hard links to it (a tar
+	// TypeLink, no content), so a restore links them again and the
+	// content is stored and counted once.
+	links map[fileID]string
 }
+
+// fileID is an inode of the layer.
+type fileID struct{ dev, ino uint64 }
 
 func readNames(fd int) ([]string, error) {
 	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -249,6 +300,15 @@ func (c *capture) entry(dirfd int, leaf, name string, depth int) error {
 		}
 		return c.walk(fd, name+"/", depth+1)
 	case unix.S_IFREG:
+		if st.Nlink > 1 {
+			id := fileID{uint64(st.Dev), st.Ino}
+			if first, ok := c.links[id]; ok {
+				h := c.hdr(&st, name, tar.TypeLink)
+				h.Linkname = first
+				return c.tw.WriteHeader(h)
+			}
+			c.links[id] = name
+		}
 		fd, err := unix.Openat(dirfd, leaf, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", name, err)

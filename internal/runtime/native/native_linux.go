@@ -68,6 +68,9 @@ type record struct {
 	StartTime uint64 `json:"start_time"`
 	Slot      int    `json:"slot"`
 	UIDBase   int    `json:"uid_base"`
+	// LayerFD is the agent's descriptor on the writable layer, which a
+	// restarted server copies to capture the layer (capture_linux.go).
+	LayerFD int `json:"layer_fd,omitempty"`
 }
 
 // New prepares the backend: the sealed binary, the run directory, and the
@@ -419,7 +422,7 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 		return nil, fmt.Errorf("native: slot %d of %s already taken", rec.Slot, id)
 	}
 	inst := &instance{b: b, id: id, slot: rec.Slot, uid: rec.UIDBase, pid: rec.Pid, startTime: rec.StartTime,
-		pidfd: pidfd, done: make(chan struct{}), layer: true, runDir: true, reattached: true}
+		pidfd: pidfd, done: make(chan struct{}), layer: true, runDir: true, reattached: true, guestLayer: rec.LayerFD}
 	if cg, err := b.o.Cgroups.Open(id); err == nil {
 		inst.cg = cg
 	}
@@ -443,6 +446,10 @@ func (b *Backend) Reattach(ctx context.Context, id string, raw json.RawMessage) 
 		unix.Close(pidfd)
 		inst.guest.Close()
 		return nil, fmt.Errorf("native: guest of %s does not answer: %v", id, err)
+	}
+	if err := b.reopenLayer(inst); err != nil { // capture_linux.go
+		// Runs on; only a snapshot or fork of it will say why not.
+		b.log.Warn("reattached sandbox's layer cannot be captured", "sandbox", id, "err", err)
 	}
 	go inst.watchPidfd()
 	b.mu.Lock()

@@ -8,9 +8,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/runtime"
 )
 
 func tarOf(t testing.TB, hs ...*tar.Header) []byte {
@@ -67,6 +70,11 @@ func TestExtractRefusesEscapes(t *testing.T) {
 		"device":       {dir("root/"), dir("root/upper/"), {Typeflag: tar.TypeChar, Name: "root/upper/mem", Devmajor: 1, Devminor: 1}},
 		"hard link":    {dir("root/"), dir("root/upper/"), {Typeflag: tar.TypeLink, Name: "root/upper/h", Linkname: "/etc/shadow"}},
 		"foreign uid":  {dir("root/"), dir("root/upper/"), {Typeflag: tar.TypeReg, Name: "root/upper/f", Uid: 70000}},
+		"hard link up": {dir("root/"), dir("root/upper/"), {Typeflag: tar.TypeLink, Name: "root/upper/h", Linkname: "root/upper/../../host"}},
+		"hard link to a directory": {dir("root/"), dir("root/upper/"), dir("root/upper/d/"),
+			{Typeflag: tar.TypeLink, Name: "root/upper/h", Linkname: "root/upper/d"}},
+		"out-of-band content without an opener": {dir("root/"), dir("root/upper/"), {Typeflag: tar.TypeReg, Name: "root/upper/f",
+			PAXRecords: map[string]string{runtime.BlobKey: strings.Repeat("0", 64), runtime.BlobSize: "3"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fd, outside := layerDir(t)

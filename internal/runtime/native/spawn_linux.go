@@ -53,6 +53,7 @@ type instance struct {
 	paused     atomic.Bool           // frozen (pause_linux.go)
 	unverified atomic.Bool           // reattached frozen: agent version not yet checked
 	ls         layerState            // the writable layer's descriptor (capture_linux.go)
+	guestLayer int                   // the agent's descriptor on the layer (guestapi.Ready.LayerFD), 0: none
 	vols       []runtime.VolumeMount // mounted at create (volumes_linux.go)
 }
 
@@ -63,7 +64,7 @@ func (i *instance) markDone()                        { i.doneOnce.Do(func() { cl
 func (i *instance) SetLimits(l runtime.Limits) error { return i.cg.SetLimits(i.b.cgLimits(l)) }
 
 func (i *instance) Record() json.RawMessage {
-	b, _ := json.Marshal(record{Pid: i.pid, StartTime: i.startTime, Slot: i.slot, UIDBase: i.uid})
+	b, _ := json.Marshal(record{Pid: i.pid, StartTime: i.startTime, Slot: i.slot, UIDBase: i.uid, LayerFD: i.guestLayer})
 	return b
 }
 
@@ -256,6 +257,7 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 			ready <- errors.New("guest setup failed: " + r.Error)
 			return
 		}
+		inst.guestLayer = r.LayerFD
 		inst.ph.note(fmt.Sprintf("main@+%s config@+%s %s", time.Duration(r.MainAt-startedAt.UnixNano()).Round(time.Microsecond),
 			time.Duration(r.ConfigAt-startedAt.UnixNano()).Round(time.Microsecond), r.Phases))
 		ready <- nil
