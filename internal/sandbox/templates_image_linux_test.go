@@ -16,9 +16,11 @@ import (
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/oci"
 	"github.com/paddockhq/paddock/internal/oci/ocitest"
+	"github.com/paddockhq/paddock/internal/runtime/gvisor"
 	"github.com/paddockhq/paddock/internal/sandbox"
 	"github.com/paddockhq/paddock/internal/template"
 	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/wire"
 )
 
 // busyboxLayer is a small real userland: the static busybox and its
@@ -74,7 +76,19 @@ func pullImage(t *testing.T, e *testenv.Env, name string, cfg v1.Config, ls ...[
 	return tpl
 }
 
-func TestCreateFromImageTemplate(t *testing.T) {
+func TestCreateFromImageTemplate(t *testing.T) { createFromImage(t, "") }
+
+// On gVisor the image's layers are the lowers of the host overlay runsc's
+// gofer serves (internal/runtime/gvisor, launch_linux.go): the same
+// files, env, workdir and user as natively.
+func TestCreateFromImageTemplateGVisor(t *testing.T) {
+	if _, err := gvisor.FindRunsc(""); err != nil {
+		t.Skipf("runsc is not installed (scripts/deps.sh builds it): %v", errs.Public(err))
+	}
+	createFromImage(t, wire.RuntimeGVisor)
+}
+
+func createFromImage(t *testing.T, rt string) {
 	e := testenv.New(t, testenv.Options{})
 	top := ocitest.LayerTar(t, map[string]ocitest.File{
 		"srv/":         {Dir: true},
@@ -91,7 +105,7 @@ func TestCreateFromImageTemplate(t *testing.T) {
 	if tpl.Kind != template.KindImage || len(tpl.Layers) != 2 {
 		t.Fatalf("template: kind %q, %d layers", tpl.Kind, len(tpl.Layers))
 	}
-	sb := e.Create(sandbox.Spec{Template: "bbapp", Env: map[string]string{"SHARED": "spec"}})
+	sb := e.Create(sandbox.Spec{Template: "bbapp", Runtime: rt, Env: map[string]string{"SHARED": "spec"}})
 	// The image's files (the top layer over the base), env, workdir, user.
 	for _, c := range []struct{ script, want string }{
 		{"cat base top", "overridden by the top layer\nfrom the top layer\n"},
@@ -112,7 +126,7 @@ func TestCreateFromImageTemplate(t *testing.T) {
 	}
 	// Nothing was copied: the layers are the store's, and a second
 	// sandbox sees the image unchanged.
-	sb2 := e.Create(sandbox.Spec{Template: "bbapp"})
+	sb2 := e.Create(sandbox.Spec{Template: "bbapp", Runtime: rt})
 	if res := e.Sh(sb2.ID, "ls"); res.Stdout != "base\ntop\n" {
 		t.Errorf("second sandbox sees %q", res.Stdout)
 	}
