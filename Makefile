@@ -10,7 +10,7 @@ DATA ?= /var/lib/paddock
 # Go test timeout for the whole suite (CI allows 45 minutes end to end).
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps deps-kube guest build console run test test-kube test-hostile-gvisor test-short bench fuzz vet tidy fmt clean sdk-models sdk-test
+.PHONY: all deps deps-kube guest build console run test test-kube test-hostile-gvisor test-short bench bench-templates fuzz vet tidy fmt clean sdk-models sdk-test
 
 all: build
 
@@ -63,6 +63,18 @@ test-short: guest
 
 bench: build
 	./bin/paddock bench --embedded
+
+# Issue 15's three image-template benchmarks side by side in one run, each
+# beside its reference (skopeo+umoci, the host template, buildah bud). They
+# start Debian's docker-registry, so they are Go benchmarks, not paddock
+# bench scenarios (docs/templates.md, "Performance"). Root; one package at
+# a time so they do not measure each other.
+bench-templates: guest
+	uptime
+	$(GO) test -count=1 -p 1 -run '^$$' -benchtime 5x -timeout 50m \
+		-bench 'BenchmarkPullUnpack|BenchmarkCreateExecDeleteImage|BenchmarkCachedRebuild' \
+		./internal/oci/ ./internal/sandbox/ ./internal/dockerfile/
+	uptime
 
 vet:
 	$(GO) vet ./...

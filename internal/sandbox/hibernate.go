@@ -259,15 +259,27 @@ func (m *Manager) wake(ctx context.Context, b *box, actor, cause string) (Sandbo
 }
 
 func (m *Manager) wakeInstance(ctx context.Context, h hibernator, sb Sandbox) (runtime.Instance, error) {
-	tpl, err := m.tpl.Get(sb.Spec.Template)
+	// The tenant's template, as at create (an image template's layers are
+	// pinned again for as long as the woken sandbox runs).
+	tpl, err := m.templateFor(sb.Tenant, sb.Spec.Template)
 	if err != nil {
 		if errs.CodeOf(err) == errs.CodeNotFound {
 			return nil, errs.New(errs.CodeInvalid, "its template %s no longer exists", sb.Spec.Template)
 		}
 		return nil, err
 	}
-	return h.Wake(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(sb.Spec),
+	release, err := m.leaseTemplate(sb.Spec, tpl) // templates_image.go
+	if err != nil {
+		return nil, err
+	}
+	inst, err := h.Wake(ctx, runtime.Config{ID: sb.ID, Tenant: sb.Tenant, Template: tpl, Limits: runtimeLimits(sb.Spec),
 		Hostname: sb.ID, Network: runtimeNetwork(sb.Spec.Network)})
+	if err != nil {
+		release()
+		return nil, err
+	}
+	m.holdWhileLive(inst, release)
+	return inst, nil
 }
 
 // failAsleep marks hibernated b failed with reason and drops its image:

@@ -10,7 +10,6 @@ import (
 	"github.com/paddockhq/paddock/internal/guestapi"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/template"
-	"github.com/paddockhq/paddock/wire"
 )
 
 // Image templates (docs/templates.md): a sandbox's root is the overlay of
@@ -63,9 +62,6 @@ func (m *Manager) poolClaim(spec Spec, tpl *template.Template) *box {
 func (m *Manager) leaseTemplate(spec Spec, tpl *template.Template) (func(), error) {
 	if tpl.Kind != template.KindImage {
 		return func() {}, nil
-	}
-	if spec.Runtime == wire.RuntimeGVisor {
-		return nil, errs.New(errs.CodeUnsupported, "image templates (%s) run on the native runtime only for now", tpl.Name)
 	}
 	l, ok := m.tpl.(templateLeaser)
 	if !ok {

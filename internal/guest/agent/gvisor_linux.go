@@ -117,6 +117,7 @@ func startGVisor(boot *guestapi.GVisorBoot) (*Agent, error) {
 		return nil, err
 	}
 	a.phases = append(a.phases, "fs="+time.Since(t0).Round(time.Microsecond).String())
+	applyImage(cfg.Image) // an image template's WORKDIR and USER, as natively (image_linux.go)
 	execDir, err := gvisorPidsGroup(boot.Pids)
 	if err != nil {
 		return nil, fmt.Errorf("pids group: %w", err)

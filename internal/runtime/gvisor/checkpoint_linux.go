@@ -119,6 +119,9 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 	if cfg.Template == nil {
 		return nil, errs.Invalid("no template")
 	}
+	if err := checkTemplate(cfg.Template); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	m, err := readManifest(dir)
 	if err != nil {

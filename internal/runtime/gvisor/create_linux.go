@@ -22,6 +22,24 @@ import (
 
 const maxTrees = 8
 
+// maxImageLayers bounds an image template's stack: internal/oci refuses
+// images of more than 127 layers; a build may add one.
+const maxImageLayers = 128
+
+// checkTemplate refuses a template this backend cannot mount.
+func checkTemplate(t *template.Template) error {
+	if t.Kind == template.KindImage {
+		if len(t.Layers) == 0 || len(t.Layers) > maxImageLayers {
+			return errs.Invalid("template %s has %d layers: want 1 to %d", t.Name, len(t.Layers), maxImageLayers)
+		}
+		return nil
+	}
+	if len(t.Overlays)+1 > maxTrees {
+		return fmt.Errorf("template %s has too many layers", t.Name)
+	}
+	return nil
+}
+
 // Create implements runtime.Backend.
 func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Instance, err error) {
 	if !idRE.MatchString(cfg.ID) {
@@ -30,8 +48,8 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	if cfg.Template == nil {
 		return nil, errs.Invalid("no template")
 	}
-	if len(cfg.Template.Overlays)+1 > maxTrees {
-		return nil, fmt.Errorf("template %s has too many layers", cfg.Template.Name)
+	if err := checkTemplate(cfg.Template); err != nil {
+		return nil, err
 	}
 	if cfg.Network.Networked() && b.o.Network == nil {
 		return nil, errs.New(errs.CodeUnsupported, "network mode %q is not available on this server (no sandbox networking)", cfg.Network.Mode)
@@ -64,6 +82,10 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		Hosts:      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" + cfg.Hostname + "\n",
 		ResolvConf: runtime.LoopbackResolvConf,
 		Env:        cfg.Env,
+	}
+	// An image template's ENV, WORKDIR and USER, as natively.
+	if err := runtime.ApplyImageDefaults(cfg, &gc); err != nil {
+		return nil, err
 	}
 	var ns *netNS
 	if cfg.Network.Networked() {
@@ -152,6 +174,9 @@ func (b *Backend) prepare(inst *instance, l runtime.Limits) error {
 
 func (b *Backend) rootfsOf(id string, t *template.Template) rootfs {
 	r := rootfs{Target: filepath.Join(b.sbDir(id), "rootfs"), Upper: filepath.Join(b.sbDir(id), "mountpoints"), Root: t.Root}
+	if t.Kind == template.KindImage {
+		r.Root, r.Layers = "", t.Layers
+	}
 	for i, o := range t.Overlays {
 		r.Trees = append(r.Trees, subtree{Path: o.Path, Source: o.Source,
 			At: filepath.Join(b.sbDir(id), "trees", strconv.Itoa(i))})

@@ -3,6 +3,7 @@
 package gvisor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,11 +23,26 @@ import (
 // the other trees are read-only binds — so nothing, not even a bug in
 // gVisor's overlay or gofer, can write to a template other sandboxes
 // share.
+//
+// An image template has no root tree but a stack of store layers (Layers,
+// top first): they are the lowers of that same host overlay, mounted by
+// host root without userxattr, so the store's whiteouts (0/0 character
+// devices) and opaque directories (trusted.overlay.opaque) apply, and the
+// gofer serves the merged image. Nothing is copied at create.
 type rootfs struct {
 	Target string    // the mount point (empty directory) of the root tree
 	Upper  string    // directory for the host overlay's upper and work dirs
-	Root   string    // the template's root tree
+	Root   string    // the template's root tree ("" for an image template)
+	Layers []string  // an image template's layer directories, top first
 	Trees  []subtree // the template's other trees
+}
+
+// lowers are the host overlay's lower layers, top first.
+func (r rootfs) lowers() []string {
+	if len(r.Layers) > 0 {
+		return r.Layers
+	}
+	return []string{r.Root}
 }
 
 // mount assembles r in the calling thread's mount namespace.
@@ -39,9 +55,10 @@ func (r rootfs) mount() error {
 	}
 	// overlayfs shows its upper directory's mode and owner as the root's:
 	// a 0700 upper would leave the sandbox's user unable to resolve any
-	// path (EACCES on /bin/sh). The upper takes the template root's.
+	// path (EACCES on /bin/sh). The upper takes the (top) template root's.
+	lowers := r.lowers()
 	var st unix.Stat_t
-	if err := unix.Stat(r.Root, &st); err != nil {
+	if err := unix.Stat(lowers[0], &st); err != nil {
 		return fmt.Errorf("template root: %w", err)
 	}
 	if err := unix.Chmod(upper, st.Mode&0o7777); err != nil {
@@ -50,19 +67,71 @@ func (r rootfs) mount() error {
 	if err := unix.Chown(upper, int(st.Uid), int(st.Gid)); err != nil {
 		return fmt.Errorf("template root: %w", err)
 	}
-	for _, p := range []string{r.Root, upper, work} {
+	for _, p := range append([]string{upper, work}, lowers...) {
 		if strings.ContainsAny(p, ",:\\") {
 			return fmt.Errorf("path %q has a character overlayfs cannot take", p)
 		}
 	}
-	opts := "lowerdir=" + r.Root + ",upperdir=" + upper + ",workdir=" + work
-	if err := unix.Mount("paddock", r.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("template root: mount overlay: %w", err)
+	if err := mountOverlay(r.Target, lowers, upper, work); err != nil {
+		return fmt.Errorf("template root: %w", err)
 	}
 	for _, t := range r.Trees {
 		if err := bindReadOnly(t.Source, t.At); err != nil {
 			return fmt.Errorf("template tree %s: %w", t.Path, err)
 		}
+	}
+	return nil
+}
+
+// mountOverlay mounts an overlay of lowers (top first) under upper at
+// target, nosuid and nodev. One lower (a root tree) is mount(2)'s option
+// string; a layer stack goes through the new mount API, one
+// fsconfig("lowerdir+") per layer (Linux 6.8+), so up to the 128 layers
+// of an image template never run into the option string's one-page limit.
+// An older kernel still mounts a stack whose option string fits.
+func mountOverlay(target string, lowers []string, upper, work string) error {
+	opts := "lowerdir=" + strings.Join(lowers, ":") + ",upperdir=" + upper + ",workdir=" + work
+	if len(lowers) == 1 {
+		if err := unix.Mount("paddock", target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return fmt.Errorf("mount overlay: %w", err)
+		}
+		return nil
+	}
+	fd, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("fsopen overlay: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, l := range lowers {
+		if err := unix.FsconfigSetString(fd, "lowerdir+", l); err != nil {
+			if errors.Is(err, unix.EINVAL) && len(opts) < 4000 {
+				// No lowerdir+ (before 6.8): the classic option string.
+				if err := unix.Mount("paddock", target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+					return fmt.Errorf("mount overlay: %w", err)
+				}
+				return nil
+			}
+			if errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("overlay lower layer: %w (an image template of %d layers needs Linux 6.8 or later)", err, len(lowers))
+			}
+			return fmt.Errorf("overlay lower layer: %w", err)
+		}
+	}
+	for k, v := range map[string]string{"upperdir": upper, "workdir": work} {
+		if err := unix.FsconfigSetString(fd, k, v); err != nil {
+			return fmt.Errorf("overlay %s: %w", k, err)
+		}
+	}
+	if err := unix.FsconfigCreate(fd); err != nil {
+		return fmt.Errorf("mount overlay: %w", err)
+	}
+	mfd, err := unix.Fsmount(fd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return fmt.Errorf("fsmount overlay: %w", err)
+	}
+	defer unix.Close(mfd)
+	if err := unix.MoveMount(mfd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach overlay: %w", err)
 	}
 	return nil
 }

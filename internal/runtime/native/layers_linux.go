@@ -4,7 +4,6 @@ package native
 
 import (
 	"fmt"
-	"path"
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guestapi"
@@ -51,59 +50,8 @@ func templateLowers(cfg runtime.Config, gc *guestapi.Config) ([]string, error) {
 	for i := range t.Layers {
 		gc.RootLowers = append(gc.RootLowers, guestStage(i))
 	}
-	d := t.Defaults
-	if d == nil {
-		return t.Layers, nil
-	}
-	if d.UserError != "" {
-		return nil, errs.Invalid("template %s: its image's USER cannot be used: %s", t.Name, d.UserError)
-	}
-	img := &guestapi.ImageDefaults{}
-	if path.IsAbs(d.WorkingDir) {
-		img.WorkDir = path.Clean(d.WorkingDir)
-	}
-	if d.UID > 0 {
-		img.User = &guestapi.ImageUser{UID: uint32(d.UID), GID: uint32(d.GID), Name: d.UserName, Home: d.Home}
-		if img.User.Name == "" {
-			img.User.Name = guestapi.UserUser
-		}
-		if img.User.Home == "" {
-			img.User.Home = "/"
-		}
-	}
-	if img.WorkDir != "" || img.User != nil {
-		gc.Image = img
-	}
-	if env := imageEnv(d.Env); len(env) > 0 {
-		for k, v := range cfg.Env {
-			env[k] = v
-		}
-		gc.Env = env
+	if err := runtime.ApplyImageDefaults(cfg, gc); err != nil {
+		return nil, err
 	}
 	return t.Layers, nil
-}
-
-// imageEnv turns an image's KEY=VALUE list into a map, later entries
-// winning, skipping what a sandbox's environment could not hold.
-func imageEnv(list []string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range list {
-		k, v, ok := splitEnv(kv)
-		if ok {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func splitEnv(kv string) (string, string, bool) {
-	for i := 0; i < len(kv); i++ {
-		if kv[i] == '=' {
-			if i == 0 {
-				return "", "", false
-			}
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return "", "", false
 }
