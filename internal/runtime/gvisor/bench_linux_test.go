@@ -75,6 +75,20 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 	benchExec(b, e.create(e.config()))
 }
 
+// BenchmarkHealthRoundTrip: a health request in a running gVisor sandbox
+// (host → relay → agent → back, no process started): the transport's
+// share of an exec round trip.
+func BenchmarkHealthRoundTrip(b *testing.B) {
+	e := newEnv(b, nil)
+	inst := e.create(e.config())
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := inst.Guest().Health(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkExecRoundTripNative: the same on the native runtime, same
 // harness, same run.
 func BenchmarkExecRoundTripNative(b *testing.B) {
