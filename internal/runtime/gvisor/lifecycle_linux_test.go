@@ -22,6 +22,14 @@ func TestCreateExecDelete(t *testing.T) {
 	if !strings.Contains(res.Stdout, "gvisor") {
 		t.Fatalf("uname -r = %q, want gVisor's kernel", res.Stdout)
 	}
+	// Deleted, it leaves nothing: no sentry, no gofer, no runsc state or
+	// control socket, no cgroup (the release does without runsc delete
+	// once the sentry is seen to exit).
+	if err := e.b.Destroy(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.b.Close() // waits for the release
+	e.assertNoTrace(t, inst.ID())
 }
 
 // TestReattachAfterRestart: a server that stops leaves its gVisor sandboxes
