@@ -69,12 +69,14 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 			_ = os.RemoveAll(tmp)
 		}
 	}()
+	t0 := time.Now()
 	args := []string{"checkpoint", "--image-path", tmp, "--compression", "none"}
 	if o.LeaveRunning {
 		args = append(args, "--leave-running")
 	}
 	args = append(args, inst.id)
 	err = b.runRunsc(ctx, checkpointTimeout, args...)
+	tRunsc := time.Since(t0)
 	// gVisor closed the agent's connections as it saved: the idle ones
 	// the host holds are dead (the agent dials new ones).
 	inst.link.drain()
@@ -85,17 +87,20 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 		}
 		return nil, fmt.Errorf("gvisor: %w", err)
 	}
-	files, err := fileSums(tmp)
+	// Summed and flushed in one pass; the manifest, written last, is
+	// flushed with the directory.
+	files, err := fileSums(tmp, true)
 	if err != nil {
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
+	tSums := time.Since(t0)
 	m := &Manifest{Format: manifestFormat, Runsc: RunscVersion, Sandbox: inst.id, Token: inst.rec.Token,
 		Created: time.Now().UTC(), Networked: inst.rec.NetPid != 0, // started with --network sandbox DiskBytes: inst.rec.DiskBytes,
 		Pids: inst.rec.Pids, Hostname: inst.rec.Hostname, ShmBytes: inst.rec.ShmBytes, Files: files}
 	if err := writeJSON(filepath.Join(tmp, ManifestName), m, 0o600); err != nil {
 		return nil, fmt.Errorf("gvisor: manifest: %w", err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := syncManifest(tmp); err != nil {
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
 	if err := os.Rename(tmp, o.Dir); err != nil {
@@ -103,6 +108,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	}
 	done = true
 	_ = syncDir(filepath.Dir(o.Dir))
+	b.log.Debug("gvisor: checkpointed", "sandbox", inst.id, "bytes", m.Bytes(), "runsc", tRunsc, "summed", tSums, "done", time.Since(t0))
 	return m, nil
 }
 
@@ -198,7 +204,13 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 		return nil, err
 	}
 	tPrep := time.Since(t0)
-	if err := b.start(ctx, inst, rfs, m.Networked, "restore", "--detach", "--image-path", dir); err != nil {
+	// --background: runsc returns once the kernel state is loaded and the
+	// sandbox runs; the memory pages (most of the image) go on loading
+	// behind it, on demand first (the image is uncompressed, which this
+	// needs). The sentry holds the page file open, so the image may be
+	// removed once this returns (Wake, forks); a page read failing later
+	// kills the sandbox, which its Done channel reports.
+	if err := b.start(ctx, inst, rfs, m.Networked, "restore", "--detach", "--background", "--image-path", dir); err != nil {
 		return nil, errs.Wrap(errs.CodeInvalid, err, "gVisor could not restore the checkpoint image")
 	}
 	tRunsc := time.Since(t0)
@@ -239,19 +251,23 @@ func isNoSpace(dir string) bool {
 	return unix.Statfs(dir, &st) == nil && int64(st.Bavail)*st.Bsize < 16<<20
 }
 
-// syncDir flushes dir's files and entries to disk.
-func syncDir(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err == nil {
-		for _, e := range ents {
-			if e.Type().IsRegular() {
-				if f, err := os.Open(filepath.Join(dir, e.Name())); err == nil {
-					_ = f.Sync()
-					f.Close()
-				}
-			}
-		}
+// syncManifest flushes an image's manifest and the image directory's
+// entries (fileSums flushed the other files).
+func syncManifest(dir string) error {
+	f, err := os.Open(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return err
 	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir flushes dir's entries to disk.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -58,6 +59,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	if err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	inst := b.newInstance(cfg.ID)
 	inst.rec = record{Token: token, Pids: cfg.Limits.Pids, Hostname: cfg.Hostname, ShmBytes: shmSize(cfg.Limits.MemoryBytes)}
 	defer func() {
@@ -68,6 +70,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	if err := b.prepare(inst, cfg.Limits); err != nil {
 		return nil, err
 	}
+	tPrep := time.Since(t0)
 	rfs := b.rootfsOf(cfg.ID, cfg.Template)
 	for _, t := range rfs.Trees {
 		if err := os.Mkdir(t.At, 0o700); err != nil {
@@ -104,6 +107,7 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 		}
 		setup.Apply(&gc)
 	}
+	tNet := time.Since(t0)
 	boot := guestapi.GVisorBoot{Config: gc, Token: token, Pids: cfg.Limits.Pids}
 	if err := writeJSON(filepath.Join(b.ctlDir(cfg.ID), guestapi.GVisorBootFile), boot, 0o600); err != nil {
 		return nil, fmt.Errorf("boot file: %w", err)
@@ -118,12 +122,16 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	if err := b.writeSpec(inst, rfs, netns); err != nil {
 		return nil, err
 	}
+	tSpec := time.Since(t0)
 	if err := b.start(ctx, inst, rfs, ns != nil, "run", "--detach"); err != nil {
 		return nil, err
 	}
+	tRunsc := time.Since(t0)
 	if err := b.waitReady(ctx, inst, b.o.ReadyTimeout); err != nil {
 		return nil, err
 	}
+	b.log.Debug("gvisor: created", "sandbox", cfg.ID, "prepared", tPrep, "network", tNet, "spec", tSpec,
+		"runsc", tRunsc, "ready", time.Since(t0))
 	// The boot file holds the sandbox's environment: once read, it goes.
 	_ = os.Remove(filepath.Join(b.ctlDir(cfg.ID), guestapi.GVisorBootFile))
 	inst.guest = guestapi.NewClient(b.proxySocket(cfg.ID))

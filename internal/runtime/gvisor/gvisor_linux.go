@@ -243,11 +243,14 @@ func (b *Backend) Sweep(ctx context.Context, keep map[string]bool) (int, error) 
 			found[e.Name()] = true
 		}
 	}
-	// runsc's state: "<container>_sandbox:<sandbox>.state" (and .lock).
+	// runsc's state: "<container>_sandbox:<sandbox>.state" (and .lock),
+	// and the sandbox's control socket (runscStateFiles).
 	if ents, err := os.ReadDir(b.stateDir()); err == nil {
 		for _, e := range ents {
 			if id, _, ok := strings.Cut(e.Name(), "_sandbox:"); ok {
 				found[id] = true
+			} else if id, ok := strings.CutPrefix(e.Name(), "runsc-"); ok && strings.HasSuffix(id, ".sock") {
+				found[strings.TrimSuffix(id, ".sock")] = true
 			}
 		}
 	}

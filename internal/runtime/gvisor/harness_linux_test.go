@@ -228,6 +228,9 @@ func (e *env) assertNoTrace(t testing.TB, id string) {
 	if m, _ := filepath.Glob(filepath.Join(e.data, "gvisor", "state", id+"_sandbox:*")); len(m) > 0 {
 		t.Errorf("runsc state of %s left: %v", id, m)
 	}
+	if _, err := os.Lstat(filepath.Join(e.data, "gvisor", "state", "runsc-"+id+".sock")); err == nil {
+		t.Errorf("runsc control socket of %s left", id)
+	}
 	if m, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", e.cg.Prefix(), id)); len(m) > 0 {
 		t.Errorf("cgroups of %s left: %v", id, m)
 	}

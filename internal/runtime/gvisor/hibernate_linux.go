@@ -51,7 +51,9 @@ func (b *Backend) Hibernate(ctx context.Context, ri runtime.Instance) (int64, er
 	}
 	// The sentry exits once its memory is saved; the teardown (synchronous:
 	// a wake may follow at once under the same id) frees everything else.
+	t0 := time.Now()
 	inst.destroyOnce.Do(func() { b.teardown(inst) })
+	b.log.Debug("gvisor: hibernated", "sandbox", inst.id, "teardown", time.Since(t0))
 	return m.Bytes(), nil
 }
 

@@ -3,6 +3,8 @@
 package gvisor_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,14 @@ func TestCreateExecDelete(t *testing.T) {
 	if !strings.Contains(res.Stdout, "gvisor") {
 		t.Fatalf("uname -r = %q, want gVisor's kernel", res.Stdout)
 	}
+	// Deleted, it leaves nothing: no sentry, no gofer, no runsc state or
+	// control socket, no cgroup (the release does without runsc delete
+	// once the sentry is seen to exit).
+	if err := e.b.Destroy(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.b.Close() // waits for the release
+	e.assertNoTrace(t, inst.ID())
 }
 
 // TestReattachAfterRestart: a server that stops leaves its gVisor sandboxes
@@ -71,11 +81,19 @@ func TestSweepRemovesUnknownSandboxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.b = b2
+	// A control socket runsc left without any state (its sandbox released
+	// half-way) is found too.
+	stray := newID()
+	sock := filepath.Join(e.data, "gvisor", "state", "runsc-"+stray+".sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	n, err := b2.Sweep(t.Context(), map[string]bool{kept.ID(): true})
-	if err != nil || n != 1 {
+	if err != nil || n != 2 {
 		t.Fatalf("sweep: %d, %v", n, err)
 	}
 	e.assertNoTrace(t, lost.ID())
+	e.assertNoTrace(t, stray)
 	again, err := b2.Reattach(t.Context(), kept.ID(), kept.Record())
 	if err != nil {
 		t.Fatalf("the kept sandbox: %v", err)

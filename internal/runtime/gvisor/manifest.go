@@ -2,6 +2,7 @@ package gvisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -74,8 +76,11 @@ const maxImageFiles = 1024
 
 // fileSums lists the regular files of dir (but the manifest) with their
 // sizes and CRC-32C. Anything else in it (a directory, a symlink) is an
-// error: runsc writes none.
-func fileSums(dir string) ([]File, error) {
+// error: runsc writes none. The files are read side by side (an image is
+// a few files, one of them the memory pages); with flush each file is also
+// fsync'd while it is read, so that writing back a fresh checkpoint and
+// summing it overlap instead of following each other.
+func fileSums(dir string, flush bool) ([]File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -83,7 +88,7 @@ func fileSums(dir string) ([]File, error) {
 	if len(ents) > maxImageFiles+1 {
 		return nil, fmt.Errorf("%d files", len(ents))
 	}
-	var out []File
+	var names []string
 	for _, e := range ents {
 		if e.Name() == ManifestName {
 			continue
@@ -91,24 +96,46 @@ func fileSums(dir string) ([]File, error) {
 		if !e.Type().IsRegular() || !imageFileRE.MatchString(e.Name()) {
 			return nil, fmt.Errorf("unexpected entry %q", e.Name())
 		}
-		f, err := sumFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
+		names = append(names, e.Name())
+	}
+	out := make([]File, len(names))
+	errsOf := make([]error, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, n := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i], errsOf[i] = sumFile(filepath.Join(dir, n), flush)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errsOf...); err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
-func sumFile(path string) (File, error) {
+func sumFile(path string, flush bool) (File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return File{}, err
 	}
 	defer f.Close()
+	synced := make(chan error, 1)
+	if flush {
+		go func() { synced <- f.Sync() }()
+	} else {
+		synced <- nil
+	}
 	h := crc32.New(castagnoli)
-	n, err := io.Copy(h, f)
+	n, err := io.CopyBuffer(h, f, make([]byte, 1<<20))
+	if serr := <-synced; err == nil {
+		err = serr
+	}
 	if err != nil {
 		return File{}, err
 	}
@@ -160,7 +187,7 @@ func readManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	have, err := fileSums(dir)
+	have, err := fileSums(dir, false)
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalid, err, "the checkpoint image is corrupt: it holds unexpected files")
 	}

@@ -18,7 +18,7 @@ func writeImage(t *testing.T, files map[string]string) (string, *Manifest) {
 			t.Fatal(err)
 		}
 	}
-	sums, err := fileSums(dir)
+	sums, err := fileSums(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
