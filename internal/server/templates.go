@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/paddockhq/paddock/internal/dockerfile/sandboxrunner"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/layers"
 	"github.com/paddockhq/paddock/internal/oci"
@@ -31,6 +32,31 @@ type TemplatesConfig struct {
 	// AuthFile is a Docker config.json with registry credentials
 	// (--registry-auth).
 	AuthFile string
+	// Builder bounds each RUN step's sandbox (--builder-cpu,
+	// --builder-memory, --builder-disk, --builder-pids,
+	// --builder-timeout); zero fields take sandboxrunner.Defaults.
+	Builder sandboxrunner.Limits
+}
+
+// builderLimits fills the builder limits the flags left unset.
+func (c TemplatesConfig) builderLimits() sandboxrunner.Limits {
+	l, d := c.Builder, sandboxrunner.Defaults
+	if l.CPU <= 0 {
+		l.CPU = d.CPU
+	}
+	if l.MemoryMB <= 0 {
+		l.MemoryMB = d.MemoryMB
+	}
+	if l.DiskMB <= 0 {
+		l.DiskMB = d.DiskMB
+	}
+	if l.Pids <= 0 {
+		l.Pids = d.Pids
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	return l
 }
 
 // openLayers opens DATA/layers and gives it to the template registry.
@@ -60,7 +86,16 @@ func (s *Server) openTemplateService(observer sandbox.Observer) error {
 	if s.Secrets != nil {
 		creds = append(creds, s.registrySecret)
 	}
+	// RUN steps run in sandboxes of the manager, which is made after the
+	// template service (it resolves templates through it).
+	runner := &sandboxrunner.Runner{Limits: s.cfg.Templates.builderLimits(), Steps: func() sandboxrunner.Stepper {
+		if s.Manager == nil {
+			return nil
+		}
+		return s.Manager
+	}}
 	svc, err := tplsvc.New(tplsvc.Options{Registry: s.Templates, Store: s.Layers, DataDir: s.cfg.DataDir, Log: s.log,
+		Runner:   runner,
 		Insecure: s.cfg.Templates.Insecure, Credentials: creds, Observer: observer, MaxUpload: s.cfg.MaxUploadBytes,
 		InUse: func(name string) bool { return s.Manager != nil && s.Manager.TemplateInUse(name) },
 		Quota: func(ctx context.Context, tenant string) (tplsvc.Quota, error) {
