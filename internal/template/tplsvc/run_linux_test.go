@@ -6,10 +6,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/localtar"
@@ -124,5 +127,105 @@ func TestTemplateBuildRunFails(t *testing.T) {
 	}
 	if _, err := a.Template(context.Background(), "broken"); code(err) != "not_found" {
 		t.Fatalf("a failed build left a template: %v", err)
+	}
+}
+
+// A RUN has no network under --net none (the default): it cannot reach
+// an HTTP server on one of the host's own addresses, which the test
+// reaches from the host (positive control).
+func TestTemplateBuildRunNoNetwork(t *testing.T) {
+	addr := hostAddr(t)
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "reached\n") }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + ln.Addr().String() + "/"
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("positive control: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "reached\n" {
+		t.Fatalf("positive control: %q", body)
+	}
+	s := newStack(t)
+	a := s.tenant(t, "offline", client.Quotas{})
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	df := "FROM " + s.ref + "\nRUN printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 " + host + " " + port + " | grep -q reached && echo REACHED\n"
+	_, _, err = buildTpl(t, a, client.TemplateBuild{Name: "net"}, writeCtx(t, map[string]string{"Dockerfile": df}))
+	ce, ok := err.(*client.Error)
+	if !ok {
+		t.Fatalf("RUN under --net none: %v", err)
+	}
+	_, tail, _ := strings.Cut(ce.Message, "\n") // the first line quotes the instruction
+	if ce.Code != "invalid_argument" || !strings.Contains(ce.Message, "exit code") || strings.Contains(tail, "REACHED") ||
+		!strings.Contains(tail, "nc: ") {
+		t.Fatalf("RUN under --net none: %v", err)
+	}
+}
+
+// hostAddr is a non-loopback address of this host (skip without one).
+func hostAddr(t *testing.T) string {
+	ifs, _ := net.InterfaceAddrs()
+	for _, a := range ifs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("the host has no non-loopback IPv4 address to serve the positive control on")
+	return ""
+}
+
+// A cancelled build kills its RUN's sandbox and leaves no partial layer
+// or staging behind.
+func TestTemplateBuildRunCancel(t *testing.T) {
+	s := newStack(t)
+	a := s.tenant(t, "canceller", client.Quotas{})
+	df := "FROM " + s.ref + "\nRUN echo started; sleep 600\n"
+	buf := buildCtx(t, writeCtx(t, map[string]string{"Dockerfile": df}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sandboxes := filepath.Join(s.e.Data, "run", "sandboxes")
+	staging := filepath.Join(s.e.Data, "template-tmp", "build")
+	running := false
+	_, err := a.BuildTemplate(ctx, client.TemplateBuild{Name: "cancelled"}, buf, int64(buf.Len()), func(e client.TemplateEvent) {
+		if strings.Contains(e.Output, "started") {
+			running = entries(t, sandboxes) > 0 && entries(t, staging) > 0
+			cancel()
+		}
+	})
+	if err == nil {
+		t.Fatal("a cancelled build succeeded")
+	}
+	if !running {
+		t.Fatal("the RUN was not seen running in a sandbox with a staging directory")
+	}
+	waitFor(t, func() bool { return entries(t, sandboxes) == 0 && entries(t, staging) == 0 })
+	if _, err := a.Template(context.Background(), "cancelled"); code(err) != "not_found" {
+		t.Fatalf("a cancelled build left a template: %v", err)
+	}
+}
+
+func entries(t *testing.T, dir string) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("not cleaned up in 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
