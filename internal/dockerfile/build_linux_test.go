@@ -354,7 +354,7 @@ func TestBuildCancel(t *testing.T) {
 
 type httpFetcher struct{}
 
-func (httpFetcher) Fetch(ctx context.Context, url string, w io.Writer, max int64) (string, error) {
+func (httpFetcher) Fetch(ctx context.Context, url string, _ dockerfile.NetPolicy, w io.Writer, max int64) (string, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/dockerfile/sandboxrunner"
+	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/layers"
 	"github.com/paddockhq/paddock/internal/oci"
@@ -134,4 +136,32 @@ func (s *Server) registrySecret(ctx context.Context, registry string) (oci.Crede
 		return oci.Credential{RegistryToken: string(v)}, nil
 	}
 	return oci.Credential{Username: user, Password: pass}, nil
+}
+
+// fetchGuard is the address guard of ADD <url>: the egress proxy's when
+// the server has a sandbox network, else one with serve's
+// --egress-allow-cidr exceptions and the host's current addresses.
+func (s *Server) fetchGuard() *policy.Guard {
+	if s.Network != nil {
+		if g := s.Network.Guard(); g != nil {
+			return g
+		}
+	}
+	var except []netip.Prefix
+	if s.cfg.Network != nil {
+		except = s.cfg.Network.AllowCIDR
+	}
+	g := policy.NewGuard(except, nil)
+	var own []netip.Addr
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok {
+					own = append(own, ip.Unmap())
+				}
+			}
+		}
+	}
+	g.SetHostAddrs(own)
+	return g
 }
