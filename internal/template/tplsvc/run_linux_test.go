@@ -62,7 +62,8 @@ func TestTemplateBuildRun(t *testing.T) {
 	}
 	df := "FROM bb AS src\nRUN echo from-src > /srv/src.txt\n" +
 		"FROM " + s.ref + "\nENV GREETING=hi\nWORKDIR /app\n" +
-		"RUN echo \"$GREETING\" > made.txt && rm /srv/hello && grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status > posture.txt && cat /proc/self/uid_map > uidmap.txt\n" +
+		"RUN echo \"$GREETING\" > made.txt && rm /srv/hello && grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status > posture.txt && cat /proc/self/uid_map > uidmap.txt && " +
+		"ls -ldn / > rootdir.txt && mkdir /newtop && { echo x 2>/dev/null > /newtop/f && echo written || echo refused; } > landlock.txt\n" +
 		"COPY hello.txt ./\nCOPY --from=src /srv/src.txt ./\nUSER 1000\nRUN id -u > /tmp/uid.txt\n"
 	dir := writeCtx(t, map[string]string{"Dockerfile": df, "hello.txt": "built\n"})
 	tpl, evs, err := buildTpl(t, a, client.TemplateBuild{Name: "ran"}, dir)
@@ -93,6 +94,18 @@ func TestTemplateBuildRun(t *testing.T) {
 	}
 	if f := strings.Fields(um.Stdout); len(f) < 3 || f[0] != "0" || f[1] == "0" {
 		t.Fatalf("the RUN's uid map %q: its root is the host's", um.Stdout)
+	}
+	// Landlock: writes are allowed beneath the root's entries as the step
+	// started, so a directory the step just made (its own: uid 0, under a
+	// "/" that is too) takes no file. Only Landlock refuses that: the
+	// nsrunner tests, without it, write /one the same way
+	// (TestBuildFromTemplate).
+	ll, err := a.Exec(ctx, sb.ID, client.ExecRequest{User: "root", Cmd: []string{"cat", "/app/rootdir.txt", "/app/landlock.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(ll.Stdout); len(f) < 4 || f[0] != "drwxr-xr-x" || f[2] != "0" || !strings.HasSuffix(ll.Stdout, "refused\n") {
+		t.Fatalf("Landlock in the RUN sandbox: %q", ll.Stdout)
 	}
 	// The sandbox's own setup (/etc/hosts...) is not part of the layers.
 	if r, _ := a.Exec(ctx, sb.ID, client.ExecRequest{User: "root", Cmd: []string{"sh", "-c", "grep -c build /etc/hostname; true"}}); strings.TrimSpace(r.Stdout) != "0" {
