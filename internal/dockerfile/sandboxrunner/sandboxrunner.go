@@ -158,6 +158,10 @@ func toOCI(r io.Reader, w io.Writer) error {
 				delete(h.PAXRecords, k)
 			}
 		}
+		// The reader also fills the deprecated Xattrs from the same
+		// records, and the writer would write them back: PAXRecords alone
+		// carry the attributes kept.
+		h.Xattrs = nil //nolint:staticcheck // cleared, not used
 		h.Name = name
 		if h.Typeflag == tar.TypeChar {
 			dir, base := path.Split(strings.TrimSuffix(name, "/"))

@@ -62,6 +62,8 @@ func TestTemplateBuildRun(t *testing.T) {
 	}
 	df := "FROM bb AS src\nRUN echo from-src > /srv/src.txt\n" +
 		"FROM " + s.ref + "\nENV GREETING=hi\nWORKDIR /app\n" +
+		// A directory replaced in a later step: an opaque one in its layer.
+		"RUN mkdir sub && echo old > sub/o\nRUN rm -rf sub && mkdir sub && echo new > sub/n\n" +
 		"RUN echo \"$GREETING\" > made.txt && rm /srv/hello && grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status > posture.txt && cat /proc/self/uid_map > uidmap.txt && " +
 		"ls -ldn / > rootdir.txt && mkdir /newtop && { echo x 2>/dev/null > /newtop/f && echo written || echo refused; } > landlock.txt\n" +
 		"COPY hello.txt ./\nCOPY --from=src /srv/src.txt ./\nUSER 1000\nRUN id -u > /tmp/uid.txt\n"
@@ -78,11 +80,11 @@ func TestTemplateBuildRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := a.Exec(ctx, sb.ID, client.ExecRequest{User: "root", Cmd: []string{"sh", "-c",
-		"pwd; cat made.txt hello.txt src.txt /tmp/uid.txt; test -e /srv/hello || echo deleted; cat posture.txt"}})
+		"pwd; cat made.txt hello.txt src.txt /tmp/uid.txt; test -e /srv/hello || echo deleted; cat posture.txt; ls sub"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "/app\nhi\nbuilt\nfrom-src\n1000\ndeleted\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+	want := "/app\nhi\nbuilt\nfrom-src\n1000\ndeleted\nNoNewPrivs:\t1\nSeccomp:\t2\nn\n"
 	if res.Stdout != want {
 		t.Fatalf("exec: %q (stderr %q), want %q", res.Stdout, res.Stderr, want)
 	}
