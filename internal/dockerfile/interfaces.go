@@ -9,9 +9,10 @@ import (
 	"github.com/paddockhq/paddock/internal/layers"
 )
 
-// Runner executes one RUN step. Phase 2 implements it with a Paddock
-// sandbox whose root is an overlay of Lowers with Upper as its writable
-// layer; the builder then turns Upper into the step's layer.
+// Runner executes one RUN step. The server's (dockerfile/sandboxrunner)
+// runs it in a Paddock sandbox whose root is an overlay of Lowers and
+// leaves its writable layer in Upper; the builder then turns Upper into
+// the step's layer.
 type Runner interface {
 	Run(ctx context.Context, req RunRequest) (RunResult, error)
 }
