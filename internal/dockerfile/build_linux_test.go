@@ -354,7 +354,7 @@ func TestBuildCancel(t *testing.T) {
 
 type httpFetcher struct{}
 
-func (httpFetcher) Fetch(ctx context.Context, url string, w io.Writer, max int64) (string, error) {
+func (httpFetcher) Fetch(ctx context.Context, url string, _ dockerfile.NetPolicy, w io.Writer, max int64) (string, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -378,6 +378,29 @@ func TestBuildAddURL(t *testing.T) {
 	}
 	if got, _, _ := read(t, tp, "data/file.txt"); got != "fetched\n" {
 		t.Fatalf("ADD url = %q", got)
+	}
+	// The network policy is part of the ADD step's key: the same bytes
+	// fetched under another policy are another step.
+	addCached := func(req dockerfile.Request) bool {
+		cached := false
+		req.Dockerfile = []byte(df)
+		req.Log = func(ev dockerfile.Event) {
+			if strings.HasPrefix(ev.Instruction, "ADD") && ev.Cached {
+				cached = true
+			}
+		}
+		res, err := e.b.Build(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Lease.Release()
+		return cached
+	}
+	if !addCached(dockerfile.Request{}) {
+		t.Error("an unchanged ADD <url> was not cached")
+	}
+	if addCached(dockerfile.Request{Network: "allowlist", Allow: []string{"files.example"}}) {
+		t.Error("ADD <url> under another network policy came from the cache")
 	}
 }
 

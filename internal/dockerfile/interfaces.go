@@ -9,9 +9,10 @@ import (
 	"github.com/paddockhq/paddock/internal/layers"
 )
 
-// Runner executes one RUN step. Phase 2 implements it with a Paddock
-// sandbox whose root is an overlay of Lowers with Upper as its writable
-// layer; the builder then turns Upper into the step's layer.
+// Runner executes one RUN step. The server's (dockerfile/sandboxrunner)
+// runs it in a Paddock sandbox whose root is an overlay of Lowers and
+// leaves its writable layer in Upper; the builder then turns Upper into
+// the step's layer.
 type Runner interface {
 	Run(ctx context.Context, req RunRequest) (RunResult, error)
 }
@@ -39,12 +40,20 @@ type RunResult struct {
 	IDBase, IDRange int
 }
 
-// Fetcher downloads ADD's URLs. Phase 2 binds it to the build's egress
-// policy; without one, ADD of a URL is refused.
+// Fetcher downloads ADD's URLs under the build's network policy: the
+// server's refuses every URL under "none" and reaches only Allow's hosts
+// under "allowlist" (sandboxrunner.Fetcher). Without one, ADD of a URL is
+// refused.
 type Fetcher interface {
 	// Fetch writes the body of url to w, at most max bytes, and returns
 	// the file name to use when the destination is a directory.
-	Fetch(ctx context.Context, url string, w io.Writer, max int64) (name string, err error)
+	Fetch(ctx context.Context, url string, net NetPolicy, w io.Writer, max int64) (name string, err error)
+}
+
+// NetPolicy is a build's network: Mode "none" or "allowlist" with Allow.
+type NetPolicy struct {
+	Mode  string
+	Allow []string
 }
 
 // Base is a stage's starting point.

@@ -405,8 +405,10 @@ func (bd *build) copyStep(ctx context.Context, s *stage, line int, sd instructio
 	}
 	defer os.RemoveAll(stageDir)
 	times := map[string]time.Time{}
+	fetched := false
 	for _, srcPat := range sd.SourcePaths {
 		if isURL(srcPat) {
+			fetched = true
 			if !isAdd {
 				return bd.stepErr(line, fmt.Errorf("COPY cannot fetch URLs (%s); use ADD", srcPat))
 			}
@@ -454,6 +456,11 @@ func (bd *build) copyStep(ctx context.Context, s *stage, line int, sd instructio
 		return bd.wrapStep(line, err)
 	}
 	key := chain(s.key, []string{"copy", h.sum(), srcKey})
+	if fetched {
+		// A download is the network policy's: the same content reached
+		// under another policy is another step.
+		key = chain(key, map[string]any{"net": bd.req.Network, "allow": bd.req.Allow})
+	}
 	if bd.fromCache(s, key, ev) {
 		return nil
 	}
@@ -602,7 +609,7 @@ func (bd *build) fetch(ctx context.Context, url, dest string, destIsDir bool, st
 		return errs.New(errs.CodeForbidden, "ADD of a URL is not allowed on this server")
 	}
 	var buf bytes.Buffer
-	name, err := bd.b.o.Fetcher.Fetch(ctx, url, &limitWriter{w: &buf, left: min(cp.budget, maxFetchBytes)}, min(cp.budget, maxFetchBytes))
+	name, err := bd.b.o.Fetcher.Fetch(ctx, url, NetPolicy{Mode: bd.req.Network, Allow: bd.req.Allow}, &limitWriter{w: &buf, left: min(cp.budget, maxFetchBytes)}, min(cp.budget, maxFetchBytes))
 	if err != nil {
 		return err
 	}

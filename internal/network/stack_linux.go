@@ -236,6 +236,10 @@ func (s *Stack) Egress() *egress.Server { return s.eg }
 // Plan is the address plan in use.
 func (s *Stack) Plan() Plan { return s.plan }
 
+// Guard is the egress proxy's address guard (admin exceptions, the
+// sandbox pools, the host's own addresses): the build fetcher's too.
+func (s *Stack) Guard() *policy.Guard { return s.guard }
+
 // Ports are the egress proxy's and resolver's ports on the host side
 // (the instance's, or as configured).
 func (s *Stack) Ports() (proxy, dns uint16) { return s.o.ProxyPort, s.o.DNSPort }

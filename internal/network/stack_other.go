@@ -10,6 +10,7 @@ import (
 	"net/netip"
 
 	"github.com/paddockhq/paddock/internal/egress"
+	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
@@ -42,6 +43,9 @@ func New(context.Context, Options) (*Stack, error) {
 
 // Egress is nil off Linux.
 func (s *Stack) Egress() *egress.Server { return nil }
+
+// Guard is nil off Linux.
+func (s *Stack) Guard() *policy.Guard { return nil }
 
 // SetSetupHook does nothing off Linux.
 func (s *Stack) SetSetupHook(SetupHook) {}

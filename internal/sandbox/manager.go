@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errs"
@@ -152,6 +153,8 @@ type Manager struct {
 	pausedQ   func(ctx context.Context, tenant string) (int, error) // quotas.go
 	forkQ     func(ctx context.Context, tenant string) (int, error)
 	pausedMu  sync.Mutex
+
+	steps atomic.Int64 // build steps running (steprun.go): sandboxes too
 
 	mu     sync.Mutex
 	boxes  map[string]*box
@@ -323,7 +326,7 @@ func (m *Manager) event(ctx context.Context, e Event) error {
 func (m *Manager) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.boxes) + m.pool.size()
+	return len(m.boxes) + m.pool.size() + int(m.steps.Load())
 }
 
 // admit consults the Admission hook; done is never nil.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 
+	"github.com/paddockhq/paddock/internal/dockerfile/sandboxrunner"
+	"github.com/paddockhq/paddock/internal/egress/policy"
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/layers"
 	"github.com/paddockhq/paddock/internal/oci"
@@ -31,6 +34,31 @@ type TemplatesConfig struct {
 	// AuthFile is a Docker config.json with registry credentials
 	// (--registry-auth).
 	AuthFile string
+	// Builder bounds each RUN step's sandbox (--builder-cpu,
+	// --builder-memory, --builder-disk, --builder-pids,
+	// --builder-timeout); zero fields take sandboxrunner.Defaults.
+	Builder sandboxrunner.Limits
+}
+
+// builderLimits fills the builder limits the flags left unset.
+func (c TemplatesConfig) builderLimits() sandboxrunner.Limits {
+	l, d := c.Builder, sandboxrunner.Defaults
+	if l.CPU <= 0 {
+		l.CPU = d.CPU
+	}
+	if l.MemoryMB <= 0 {
+		l.MemoryMB = d.MemoryMB
+	}
+	if l.DiskMB <= 0 {
+		l.DiskMB = d.DiskMB
+	}
+	if l.Pids <= 0 {
+		l.Pids = d.Pids
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	return l
 }
 
 // openLayers opens DATA/layers and gives it to the template registry.
@@ -60,7 +88,16 @@ func (s *Server) openTemplateService(observer sandbox.Observer) error {
 	if s.Secrets != nil {
 		creds = append(creds, s.registrySecret)
 	}
+	// RUN steps run in sandboxes of the manager, which is made after the
+	// template service (it resolves templates through it).
+	runner := &sandboxrunner.Runner{Limits: s.cfg.Templates.builderLimits(), Steps: func() sandboxrunner.Stepper {
+		if s.Manager == nil {
+			return nil
+		}
+		return s.Manager
+	}}
 	svc, err := tplsvc.New(tplsvc.Options{Registry: s.Templates, Store: s.Layers, DataDir: s.cfg.DataDir, Log: s.log,
+		Runner:   runner,
 		Insecure: s.cfg.Templates.Insecure, Credentials: creds, Observer: observer, MaxUpload: s.cfg.MaxUploadBytes,
 		InUse: func(name string) bool { return s.Manager != nil && s.Manager.TemplateInUse(name) },
 		Quota: func(ctx context.Context, tenant string) (tplsvc.Quota, error) {
@@ -99,4 +136,32 @@ func (s *Server) registrySecret(ctx context.Context, registry string) (oci.Crede
 		return oci.Credential{RegistryToken: string(v)}, nil
 	}
 	return oci.Credential{Username: user, Password: pass}, nil
+}
+
+// fetchGuard is the address guard of ADD <url>: the egress proxy's when
+// the server has a sandbox network, else one with serve's
+// --egress-allow-cidr exceptions and the host's current addresses.
+func (s *Server) fetchGuard() *policy.Guard {
+	if s.Network != nil {
+		if g := s.Network.Guard(); g != nil {
+			return g
+		}
+	}
+	var except []netip.Prefix
+	if s.cfg.Network != nil {
+		except = s.cfg.Network.AllowCIDR
+	}
+	g := policy.NewGuard(except, nil)
+	var own []netip.Addr
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok {
+					own = append(own, ip.Unmap())
+				}
+			}
+		}
+	}
+	g.SetHostAddrs(own)
+	return g
 }

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package sandboxrunner
+
+func opaque(string) bool { return false }
