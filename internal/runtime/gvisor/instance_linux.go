@@ -351,7 +351,8 @@ func (b *Backend) waitReady(ctx context.Context, inst *instance, timeout time.Du
 	case <-inst.done:
 		return fmt.Errorf("gvisor: sandbox exited during start: %s", b.guestLogTail(inst.id))
 	case <-t.C:
-		return fmt.Errorf("gvisor: agent did not connect within %s: %s", timeout, b.guestLogTail(inst.id))
+		return errs.Wrap(errs.CodeUnavailable, fmt.Errorf("gvisor: agent did not connect within %s: %s", timeout, b.guestLogTail(inst.id)),
+			"the gVisor sandbox did not start in time: the host is too busy, retry later")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
