@@ -362,7 +362,11 @@ func (b *Backend) waitReady(ctx context.Context, inst *instance, timeout time.Du
 	defer cancel()
 	h, err := c.Health(hctx)
 	if err != nil {
-		return fmt.Errorf("gvisor: agent does not answer: %w", err)
+		err = fmt.Errorf("gvisor: agent does not answer: %w", err)
+		if ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			return errs.Wrap(errs.CodeUnavailable, err, "the gVisor sandbox did not start in time: the host is too busy, retry later")
+		}
+		return err
 	}
 	if h.Version != guestapi.Version {
 		return fmt.Errorf("gvisor: agent speaks protocol %d, want %d", h.Version, guestapi.Version)
