@@ -490,6 +490,10 @@ func (m *Manager) create(ctx context.Context, sc Scope, spec Spec, tpl *template
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)
 		return Sandbox{}, err
 	}
+	// The life asked for starts once the sandbox runs: a runtime's start
+	// (seconds for gVisor on a loaded host) must not eat a short timeout,
+	// which could leave a sandbox expiring as its create answers.
+	b.sb.ExpiresAt = time.Now().Add(time.Duration(spec.TimeoutS) * time.Second)
 	if err := m.persist(ctx, b, false); err != nil {
 		_ = rt.Destroy(context.WithoutCancel(ctx), inst)
 		_ = m.db.DeleteSandbox(context.WithoutCancel(ctx), sb.ID)

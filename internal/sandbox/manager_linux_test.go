@@ -156,3 +156,27 @@ func TestCloseDuringPoolRefill(t *testing.T) {
 		}
 	}
 }
+
+// A sandbox's life starts once it runs: its start does not count against
+// its timeout (on gVisor a loaded host takes seconds to start one, which
+// a short timeout would otherwise spend before the create answers).
+func TestLifeStartsWhenRunning(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	before := time.Now()
+	sb, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{TimeoutS: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := time.Now()
+	if !sb.ExpiresAt.After(sb.CreatedAt.Add(60*time.Second)) || sb.CreatedAt.Before(before) {
+		t.Fatalf("the life counts from the request: created %v, expires %v", sb.CreatedAt, sb.ExpiresAt)
+	}
+	if sb.ExpiresAt.After(answered.Add(60 * time.Second)) {
+		t.Fatalf("expires %v, later than the create's answer plus the timeout (%v)", sb.ExpiresAt, answered)
+	}
+	got, err := e.Manager.Get(ctx, e.Scope, sb.ID)
+	if err != nil || !got.ExpiresAt.Equal(sb.ExpiresAt) {
+		t.Fatalf("the recorded expiry differs: %v %v (want %v)", got.ExpiresAt, err, sb.ExpiresAt)
+	}
+}

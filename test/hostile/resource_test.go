@@ -146,9 +146,18 @@ func TestResourceForkBomb(t *testing.T) {
 		// for reuse): count the sandbox's own processes instead.
 		base = e.guestProcs(id)
 	}
+	// The exec's timeout ends the bomb; it must first have had the time to
+	// reach the ceiling. On gVisor every fork is a task of its kernel
+	// (tens of milliseconds idle; on a loaded host 3 s saw no fork
+	// refused yet), so the bomb gets longer there.
+	timeout := 3 * time.Second
+	if onGVisor(t) {
+		timeout = 20 * time.Second
+	}
 	done := make(chan client.ExecResponse, 1)
 	go func() {
-		res, _ := e.Client.Exec(ctxT(t, time.Minute), id, client.ExecRequest{Cmd: []string{"/bin/sh", "-c", "bomb(){ bomb | bomb & }; bomb; sleep 5"}, TimeoutMs: 3000})
+		res, _ := e.Client.Exec(ctxT(t, 2*time.Minute), id, client.ExecRequest{Cmd: []string{"/bin/sh", "-c", "bomb(){ bomb | bomb & }; bomb; sleep 60"},
+			TimeoutMs: timeout.Milliseconds()})
 		done <- res
 	}()
 	// The refusals are counted in the exec's own sub-group, which goes
@@ -467,7 +476,11 @@ func TestResourceDaemonAtTimeout(t *testing.T) {
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	e := newEnv(t, testenv.Options{})
-	id := e.sandbox(client.Spec{TimeoutS: 3})
+	// The sandbox's life is cut short only once the daemon is seen
+	// running: a short timeout given at create raced the setup's execs
+	// (gVisor's create and execs under load took longer than a 3 s life,
+	// and the setup itself met the expiry: "sandbox not found").
+	id := e.sandbox(client.Spec{TimeoutS: 300})
 	e.sh(id, "", "(setsid sh -c 'trap \"\" HUP TERM; exec sleep 1000' >/dev/null 2>&1 &); true")
 	// The exec returns once its output closes, which the daemon does at
 	// once: it may still be on its way to exec sleep.
@@ -477,6 +490,9 @@ func TestResourceDaemonAtTimeout(t *testing.T) {
 		return strings.Contains(r.Stdout, "sleep 1000")
 	}) {
 		t.Fatalf("the daemon did not start: %+v", r)
+	}
+	if _, err := e.Client.SetTimeout(ctxT(t, time.Minute), id, 2*time.Second); err != nil {
+		t.Fatalf("shorten the sandbox's life: %v", err)
 	}
 	gone := waitFor(30*time.Second, func() bool {
 		_, err := e.Client.Get(ctxT(t, time.Minute), id)

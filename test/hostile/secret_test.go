@@ -11,6 +11,7 @@ package hostile
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/paddockhq/paddock/client"
 	"github.com/paddockhq/paddock/internal/audit"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -99,7 +101,8 @@ func (l *srvLab) onlyAt(value, server string) {
 // requests to api.test and keeps what it got — nor in any file of its
 // root (the read-only /usr underlay aside, except what was written
 // there), nor in the environment or command line of any process on the
-// machine.
+// machine. On gVisor the sandbox's processes and files are not the host's:
+// the search reads where gVisor keeps them instead (secretNotInSentry).
 func TestSecretNeverInSandbox(t *testing.T) {
 	l := newSrvLab(t)
 	value, control := randomMarker("pdk-hostile-secret"), randomMarker("pdk-hostile-control")
@@ -132,6 +135,44 @@ time.sleep(600)
 	if !strings.Contains(ready, "authorized") {
 		t.Fatalf("positive control: the holding process's requests to api.test: %q", ready)
 	}
+	if onGVisor(t) {
+		l.secretNotInSentry(id, value, control)
+	} else {
+		l.secretNotInProcesses(id, value, control)
+	}
+	// Environments and command lines, of every process on the machine.
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	readable := 0
+	for _, p := range procs {
+		for _, f := range []string{"environ", "cmdline"} {
+			b, err := os.ReadFile(filepath.Join(p, f))
+			if err != nil {
+				continue
+			}
+			readable++
+			if bytes.Contains(b, []byte(value)) {
+				t.Errorf("%s/%s holds the secret", p, f)
+			}
+		}
+	}
+	if readable < 10 {
+		t.Fatalf("positive control: only %d process files could be read", readable)
+	}
+	// What the sandbox's owner can read about it: the rule, never the value.
+	if code, body := l.api("GET", "/v1/sandboxes/"+id, l.key, nil); code != 200 || strings.Contains(body, value) || !strings.Contains(body, "{secret:API_TOKEN}") {
+		t.Errorf("GET the sandbox: %d %s", code, clipS(body))
+	}
+	l.onlyAt(value, "api.test:443")
+	l.stillServes(id)
+	l.netAudited(id, true, `"name":"api.test"`)
+}
+
+// secretNotInProcesses is the native form of the memory and file search:
+// the sandbox's processes are host processes, read through their pids,
+// and its files are read through its agent's root.
+func (l *srvLab) secretNotInProcesses(id, value, control string) {
+	t := l.t
+	t.Helper()
 	pids := l.sandboxPids(id)
 	python := 0
 	for _, p := range pids {
@@ -197,31 +238,124 @@ time.sleep(600)
 	if len(secretAt) > 0 {
 		t.Errorf("the secret is in the sandbox's files: %v", secretAt)
 	}
-	// Environments and command lines, of every process on the machine.
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	readable := 0
-	for _, p := range procs {
-		for _, f := range []string{"environ", "cmdline"} {
-			b, err := os.ReadFile(filepath.Join(p, f))
+}
+
+// secretNotInSentry is the gVisor form of the memory and file search. The
+// sandbox's processes are tasks of gVisor's kernel, not host processes:
+// from the host, every byte of their memory (and of the sandbox's tmpfs
+// mounts) is in the sentry's memory file, every byte written to the
+// sandbox's overlays is in their filestore files (unlinked, in the layer
+// directory), and what gVisor's kernel keeps for itself (its netstack's
+// buffers, its own heap) is in the private memory of the sentry and the
+// gofer. Each is read from the host, through the sentry's descriptors and
+// the host processes' memory, without the value ever entering the sandbox.
+// Positive controls: the control marker, held by the Python process and
+// written to /workspace/control.txt, is found in the memory file and in a
+// filestore.
+func (l *srvLab) secretNotInSentry(id, value, control string) {
+	t := l.t
+	t.Helper()
+	pids := l.sandboxPids(id)
+	if len(pids) == 0 {
+		t.Fatalf("positive control: the sandbox's sentry was not found from the host")
+	}
+	found, read := sentryFiles(pids, value, control)
+	t.Logf("read %d MiB of the sandbox's memory and filestore files (host processes %v)", read>>20, pids)
+	if !found[control]["memory"] {
+		t.Fatalf("positive control: the control marker held by a process was not found in the sentry's memory file (found in %v)", found[control])
+	}
+	if !found[control]["filestore"] {
+		t.Fatalf("positive control: the control file's content was not found in the overlay's filestore (found in %v)", found[control])
+	}
+	if len(found[value]) > 0 {
+		t.Errorf("the secret is in the sandbox's memory or files: %v", found[value])
+	}
+	priv, n := memHoldingIn(pids, true, value)
+	t.Logf("read %d MiB of the private memory of the sentry, gofer and stubs", n>>20)
+	if n == 0 {
+		t.Fatal("positive control: no private memory of the sandbox's host processes could be read")
+	}
+	if len(priv[value]) > 0 {
+		t.Errorf("the secret is in the private memory of the sandbox's host processes %v", priv[value])
+	}
+}
+
+// sentryFiles searches every memory file ("/memfd:…", the sentry's
+// "runsc-memory" among them) and overlay filestore ("runsc-filestore-…")
+// the processes pids hold open, reading only their populated extents
+// (SEEK_DATA/SEEK_HOLE: the memory file is as large as the sandbox's
+// memory, sparsely). It returns, per value, the kinds of file it is in
+// ("memory", "filestore") and how many bytes it read.
+func sentryFiles(pids []int, values ...string) (map[string]map[string]bool, int64) {
+	found := map[string]map[string]bool{}
+	seen := map[[2]uint64]bool{}
+	longest := 0
+	for _, v := range values {
+		longest = max(longest, len(v))
+	}
+	var total int64
+	buf := make([]byte, 4<<20)
+	for _, pid := range pids {
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+		for _, fd := range fds {
+			link, err := os.Readlink(fd)
 			if err != nil {
 				continue
 			}
-			readable++
-			if bytes.Contains(b, []byte(value)) {
-				t.Errorf("%s/%s holds the secret", p, f)
+			kind := ""
+			switch {
+			case strings.HasPrefix(link, "/memfd:"):
+				kind = "memory"
+			case strings.Contains(filepath.Base(link), "runsc-filestore-"):
+				kind = "filestore"
+			default:
+				continue
 			}
+			f, err := os.Open(fd)
+			if err != nil {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Fstat(int(f.Fd()), &st) != nil || seen[[2]uint64{st.Dev, st.Ino}] {
+				f.Close()
+				continue
+			}
+			seen[[2]uint64{st.Dev, st.Ino}] = true
+			for off := int64(0); ; {
+				data, err := unix.Seek(int(f.Fd()), off, unix.SEEK_DATA)
+				if err != nil {
+					break // ENXIO: no data past off
+				}
+				hole, err := unix.Seek(int(f.Fd()), data, unix.SEEK_HOLE)
+				if err != nil || hole <= data {
+					break
+				}
+				for p := data; p < hole; {
+					n, _ := f.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
+					if n <= 0 {
+						break
+					}
+					total += int64(n)
+					for _, v := range values {
+						if bytes.Contains(buf[:n], []byte(v)) {
+							if found[v] == nil {
+								found[v] = map[string]bool{}
+							}
+							found[v][kind] = true
+						}
+					}
+					if p+int64(n) >= hole || n <= longest {
+						p += int64(n)
+					} else {
+						p += int64(n - longest) // overlap: a value across two reads
+					}
+				}
+				off = hole
+			}
+			f.Close()
 		}
 	}
-	if readable < 10 {
-		t.Fatalf("positive control: only %d process files could be read", readable)
-	}
-	// What the sandbox's owner can read about it: the rule, never the value.
-	if code, body := l.api("GET", "/v1/sandboxes/"+id, l.key, nil); code != 200 || strings.Contains(body, value) || !strings.Contains(body, "{secret:API_TOKEN}") {
-		t.Errorf("GET the sandbox: %d %s", code, clipS(body))
-	}
-	l.onlyAt(value, "api.test:443")
-	l.stillServes(id)
-	l.netAudited(id, true, `"name":"api.test"`)
+	return found, total
 }
 
 // A secret bound to api.test goes nowhere else: not to another allowed

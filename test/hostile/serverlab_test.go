@@ -532,6 +532,13 @@ func (l *srvLab) sandboxPids(id string) []int {
 // (from the host, as root) and returns the pids in which any of values
 // appears, and how many bytes it read.
 func memHolding(pids []int, values ...string) (map[string][]int, int64) {
+	return memHoldingIn(pids, false, values...)
+}
+
+// memHoldingIn is memHolding; with privateOnly it skips shared mappings
+// (on gVisor those are the sentry's memory file, read through its
+// descriptor instead: see sentryHolding).
+func memHoldingIn(pids []int, privateOnly bool, values ...string) (map[string][]int, int64) {
 	found := map[string][]int{}
 	var total int64
 	for _, pid := range pids {
@@ -546,7 +553,7 @@ func memHolding(pids []int, values ...string) (map[string][]int, int64) {
 		hit := map[string]bool{}
 		for _, line := range strings.Split(string(maps), "\n") {
 			f := strings.Fields(line)
-			if len(f) < 5 || !strings.HasPrefix(f[1], "r") {
+			if len(f) < 5 || !strings.HasPrefix(f[1], "r") || privateOnly && strings.HasSuffix(f[1], "s") {
 				continue
 			}
 			anon := len(f) < 6 || strings.HasPrefix(f[5], "[heap") || strings.HasPrefix(f[5], "[stack") || strings.HasPrefix(f[5], "[anon")

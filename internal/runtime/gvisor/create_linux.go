@@ -5,6 +5,7 @@ package gvisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -247,7 +248,13 @@ func (b *Backend) start(ctx context.Context, inst *instance, rfs rootfs, network
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
 			<-waited
-			return fmt.Errorf("runsc %s: %w", command[0], ctx.Err())
+			err := fmt.Errorf("runsc %s: %w", command[0], ctx.Err())
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// Seen on a host far past its CPUs (load 170+): the
+				// caller may retry, nothing is wrong with the sandbox.
+				return errs.Wrap(errs.CodeUnavailable, err, "the gVisor sandbox did not start in time: the host is too busy, retry later")
+			}
+			return err
 		}
 	})
 	if err != nil {

@@ -373,7 +373,8 @@ func (b *Backend) waitReady(ctx context.Context, inst *instance, timeout time.Du
 	case <-inst.done:
 		return fmt.Errorf("gvisor: sandbox exited during start: %s", b.guestLogTail(inst.id))
 	case <-t.C:
-		return fmt.Errorf("gvisor: agent did not connect within %s: %s", timeout, b.guestLogTail(inst.id))
+		return errs.Wrap(errs.CodeUnavailable, fmt.Errorf("gvisor: agent did not connect within %s: %s", timeout, b.guestLogTail(inst.id)),
+			"the gVisor sandbox did not start in time: the host is too busy, retry later")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -383,7 +384,11 @@ func (b *Backend) waitReady(ctx context.Context, inst *instance, timeout time.Du
 	defer cancel()
 	h, err := c.Health(hctx)
 	if err != nil {
-		return fmt.Errorf("gvisor: agent does not answer: %w", err)
+		err = fmt.Errorf("gvisor: agent does not answer: %w", err)
+		if ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			return errs.Wrap(errs.CodeUnavailable, err, "the gVisor sandbox did not start in time: the host is too busy, retry later")
+		}
+		return err
 	}
 	if h.Version != guestapi.Version {
 		return fmt.Errorf("gvisor: agent speaks protocol %d, want %d", h.Version, guestapi.Version)
