@@ -604,3 +604,41 @@ func TestPortLabels(t *testing.T) {
 		t.Error("an update set allowPublicTraffic")
 	}
 }
+
+// TestInfoNetworkRoundTrip: getInfo reports E2B's lists back from the
+// policy they were mapped onto (deny lists included).
+func TestInfoNetworkRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n         *e2bNetwork
+		wantAllow []string
+		wantDeny  []string
+	}{
+		{"deny with exceptions", &e2bNetwork{AllowOut: []string{"api.example.com", "203.0.113.7"}, DenyOut: []string{"203.0.113.0/24", "8.8.8.8"}},
+			[]string{"api.example.com", "203.0.113.7"}, []string{"203.0.113.0/24", "8.8.8.8"}},
+		{"allowlist", &e2bNetwork{AllowOut: []string{"api.example.com"}, DenyOut: []string{allTraffic}},
+			[]string{"api.example.com"}, []string{allTraffic}},
+		{"open", &e2bNetwork{}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := networkFor(true, tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err = sandbox.NormalizeNetwork(p); err != nil {
+				t.Fatal(err)
+			}
+			got := info(sandbox.Sandbox{Spec: sandbox.Spec{Network: p}}, true)
+			var allow, deny []string
+			if got.Network != nil {
+				allow, deny = got.Network.AllowOut, got.Network.DenyOut
+			}
+			if diff := cmp.Diff(tc.wantAllow, allow); diff != "" {
+				t.Error("allowOut", diff)
+			}
+			if diff := cmp.Diff(tc.wantDeny, deny); diff != "" {
+				t.Error("denyOut", diff)
+			}
+		})
+	}
+}
