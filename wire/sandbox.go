@@ -105,6 +105,10 @@ type Network struct {
 	// AllowCIDR are IP destinations allowlist mode may reach as such (IP
 	// literals); the always-refused ranges stay refused.
 	AllowCIDR []string `json:"allow_cidr,omitempty"`
+	// DenyCIDR are address ranges open mode refuses (IPs or CIDRs); with
+	// any, Allow and AllowCIDR are exceptions to them (an allowed entry
+	// wins over a denied one).
+	DenyCIDR []string `json:"deny_cidr,omitempty"`
 	// Inject adds the tenant's secrets to requests for named hosts, as
 	// the egress proxy forwards them.
 	Inject []InjectRule `json:"inject,omitempty"`

@@ -27,11 +27,11 @@ func policyRefuses(n *sandbox.Network, u *url.URL) (bool, string) {
 	if addrErr == nil && addr.Unmap().IsLoopback() {
 		return false, ""
 	}
-	mode, allow, cidrs := sandbox.NetNone, []string(nil), []string(nil)
+	mode, allow, cidrs, deny := sandbox.NetNone, []string(nil), []string(nil), []string(nil)
 	if n != nil && n.Mode != "" {
-		mode, allow, cidrs = n.Mode, n.Allow, n.AllowCIDR
+		mode, allow, cidrs, deny = n.Mode, n.Allow, n.AllowCIDR, n.DenyCIDR
 	}
-	p, err := policy.Compile(mode, allow, cidrs)
+	p, err := policy.CompileDeny(mode, allow, cidrs, deny)
 	if err != nil {
 		return false, ""
 	}

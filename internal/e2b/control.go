@@ -388,6 +388,10 @@ func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
 	switch mode {
 	case sandbox.NetOpen:
 		out.AllowInternetAccess = &yes
+		if nw := sb.Spec.Network; len(nw.DenyCIDR) > 0 {
+			out.Network = &infoNetwork{AllowOut: append(append([]string{}, nw.Allow...), hostAddrs(nw.AllowCIDR)...),
+				DenyOut: hostAddrs(nw.DenyCIDR)}
+		}
 	case sandbox.NetAllowlist:
 		out.AllowInternetAccess = &no
 		out.Network = &infoNetwork{AllowOut: append(append([]string{}, sb.Spec.Network.Allow...), hostAddrs(sb.Spec.Network.AllowCIDR)...),

@@ -52,7 +52,7 @@ func TestControlPlane(t *testing.T) {
 		{"timeout over the ceiling", "POST", "/v2/sandboxes", jsonKey, `{"timeout":999999999}`, 400, "timeout"},
 		{"bad metadata key", "POST", "/v2/sandboxes", jsonKey, `{"metadata":{"no spaces":"x"}}`, 400, "label key"},
 		{"bad env name", "POST", "/v2/sandboxes", jsonKey, `{"envVars":{"1X":"y"}}`, 400, "environment variable"},
-		{"deny list", "POST", "/v2/sandboxes", jsonKey, `{"network":{"denyOut":["8.8.8.8"]}}`, 400, "denyOut"},
+		{"deny list with a domain", "POST", "/v2/sandboxes", jsonKey, `{"network":{"denyOut":["example.com"]}}`, 400, "denyOut"},
 		{"internet without networking on this server", "POST", "/v2/sandboxes", jsonKey, `{"allow_internet_access":true}`, 501, "network"},
 		{"unknown E2B template: the default", "POST", "/sandboxes", jsonKey, `{"templateID":"code-interpreter-v1"}`, 201, `"templateID":"host"`},
 		{"get", "GET", "/sandboxes/" + id, map[string]string{"X-API-KEY": key}, "", 200, `"metadata":{"app":"x"}`},

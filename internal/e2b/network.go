@@ -15,16 +15,17 @@ import (
 //   - A sandbox has internet or not (allow_internet_access; E2B's API gives
 //     it when the create does not say — the server's DefaultInternet here).
 //     No internet is denyOut [0.0.0.0/0].
-//   - allowOut entries are exceptions to denyOut: allowOut without a deny
-//     restricts nothing; with "deny all" it is an allowlist (names, IPs,
-//     CIDRs).
+//   - allowOut entries are exceptions to denyOut (an allowed entry wins
+//     over a denied one): allowOut without a deny restricts nothing; with
+//     "deny all" it is an allowlist (names, IPs, CIDRs); with narrower
+//     denies (IPs, CIDRs — E2B takes no names there) it is open mode with
+//     deny_cidr, allowOut its exceptions. allowOut 0.0.0.0/0 is open.
 //   - An update (PUT /sandboxes/{id}/network) replaces the lists only: the
 //     sandbox's internet choice at create stays, so {} gives a sandbox
 //     created with internet its full access back.
 //
-// Deny lists other than "everything", request transforms, egress proxies,
-// and the URL options Paddock does not implement are refused, never
-// ignored. allowPublicTraffic and maskRequestHost are ports.go's.
+// Request transforms, egress proxies, and the URL options Paddock does not
+// implement are refused, never ignored. allowPublicTraffic and maskRequestHost are ports.go's.
 
 // internetLabel keeps, on the sandbox, its internet choice at create (what
 // updates start from). It is Paddock's, not the user's: hidden from E2B's
@@ -97,26 +98,35 @@ func networkFor(internet bool, n *e2bNetwork) (*sandbox.Network, error) {
 		allow, deny = n.AllowOut, n.DenyOut
 	}
 	denyAll := !internet
+	var denyCIDR []string
 	for i, d := range deny {
-		switch strings.TrimSpace(d) {
-		case allTraffic, "::/0":
+		d = strings.TrimSpace(d)
+		switch {
+		case d == allTraffic || d == "::/0":
 			denyAll = true
+		case isAddress(d):
+			denyCIDR = append(denyCIDR, d)
 		default:
-			return nil, errs.Invalid("network.denyOut[%d] %s: Paddock denies everything that is not allowed, or nothing; the only deny entry it takes is %s", i, quoteText(d), allTraffic)
+			return nil, errs.Invalid("network.denyOut[%d] %s: a deny entry is an IP address or a CIDR (E2B takes no domain names there)", i, quoteText(d))
 		}
 	}
-	if !denyAll {
+	for _, a := range allow {
+		if strings.TrimSpace(a) == allTraffic {
+			return &sandbox.Network{Mode: sandbox.NetOpen}, nil // allow wins over every deny
+		}
+	}
+	if !denyAll && len(denyCIDR) == 0 {
 		return &sandbox.Network{Mode: sandbox.NetOpen}, nil // allowOut is only exceptions to a deny
 	}
-	if len(allow) == 0 {
-		return &sandbox.Network{Mode: sandbox.NetNone}, nil
+	if denyAll && len(allow) == 0 {
+		return &sandbox.Network{Mode: sandbox.NetNone}, nil // narrower denies are within "all"
 	}
 	out := &sandbox.Network{Mode: sandbox.NetAllowlist}
+	if !denyAll {
+		out = &sandbox.Network{Mode: sandbox.NetOpen, DenyCIDR: denyCIDR}
+	}
 	for _, a := range allow {
 		a = strings.TrimSpace(a)
-		if a == allTraffic {
-			return &sandbox.Network{Mode: sandbox.NetOpen}, nil
-		}
 		if isAddress(a) {
 			out.AllowCIDR = append(out.AllowCIDR, a)
 		} else {

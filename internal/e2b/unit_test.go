@@ -111,7 +111,15 @@ func TestNetworkFor(t *testing.T) {
 		{"allowOut without a deny restricts nothing", true, &e2bNetwork{AllowOut: []string{"example.com"}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
 		{"IPv6 deny all", true, &e2bNetwork{DenyOut: []string{"::/0"}}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
 		{"allow everything", false, &e2bNetwork{AllowOut: []string{allTraffic}, DenyOut: []string{allTraffic}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
-		{"specific deny", true, &e2bNetwork{DenyOut: []string{"8.8.8.8"}}, nil, "denyOut[0]"},
+		{"deny an IP and a CIDR: open with deny_cidr", true, &e2bNetwork{DenyOut: []string{"8.8.8.8", " 203.0.113.0/24"}},
+			&sandbox.Network{Mode: sandbox.NetOpen, DenyCIDR: []string{"8.8.8.8", "203.0.113.0/24"}}, ""},
+		{"allow wins over a narrower deny: its exceptions", true, &e2bNetwork{AllowOut: []string{"api.example.com", "203.0.113.7"}, DenyOut: []string{"203.0.113.0/24"}},
+			&sandbox.Network{Mode: sandbox.NetOpen, Allow: []string{"api.example.com"}, AllowCIDR: []string{"203.0.113.7"}, DenyCIDR: []string{"203.0.113.0/24"}}, ""},
+		{"narrower denies are within deny all", true, &e2bNetwork{AllowOut: []string{"1.2.3.4"}, DenyOut: []string{"8.8.8.8", allTraffic}},
+			&sandbox.Network{Mode: sandbox.NetAllowlist, AllowCIDR: []string{"1.2.3.4"}}, ""},
+		{"narrower denies without internet", false, &e2bNetwork{DenyOut: []string{"8.8.8.8"}}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
+		{"allow everything wins over a narrower deny", true, &e2bNetwork{AllowOut: []string{allTraffic}, DenyOut: []string{"8.8.8.8"}}, &sandbox.Network{Mode: sandbox.NetOpen}, ""},
+		{"a domain in denyOut", true, &e2bNetwork{DenyOut: []string{"8.8.8.8", "example.com"}}, nil, "denyOut[1]"},
 		{"rules", false, &e2bNetwork{Rules: raw(`{"api.example.com":[]}`)}, nil, "rules"},
 		{"null rules are none", false, &e2bNetwork{Rules: raw(`null`)}, &sandbox.Network{Mode: sandbox.NetNone}, ""},
 		{"egress proxy", false, &e2bNetwork{EgressProxy: raw(`{"address":"p:1080"}`)}, nil, "egressProxy"},
@@ -594,5 +602,43 @@ func TestPortLabels(t *testing.T) {
 	}
 	if err := portUpdate(&e2bNetwork{AllowPublicTraffic: &yes}); err == nil {
 		t.Error("an update set allowPublicTraffic")
+	}
+}
+
+// TestInfoNetworkRoundTrip: getInfo reports E2B's lists back from the
+// policy they were mapped onto (deny lists included).
+func TestInfoNetworkRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n         *e2bNetwork
+		wantAllow []string
+		wantDeny  []string
+	}{
+		{"deny with exceptions", &e2bNetwork{AllowOut: []string{"api.example.com", "203.0.113.7"}, DenyOut: []string{"203.0.113.0/24", "8.8.8.8"}},
+			[]string{"api.example.com", "203.0.113.7"}, []string{"203.0.113.0/24", "8.8.8.8"}},
+		{"allowlist", &e2bNetwork{AllowOut: []string{"api.example.com"}, DenyOut: []string{allTraffic}},
+			[]string{"api.example.com"}, []string{allTraffic}},
+		{"open", &e2bNetwork{}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := networkFor(true, tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err = sandbox.NormalizeNetwork(p); err != nil {
+				t.Fatal(err)
+			}
+			got := info(sandbox.Sandbox{Spec: sandbox.Spec{Network: p}}, true)
+			var allow, deny []string
+			if got.Network != nil {
+				allow, deny = got.Network.AllowOut, got.Network.DenyOut
+			}
+			if diff := cmp.Diff(tc.wantAllow, allow); diff != "" {
+				t.Error("allowOut", diff)
+			}
+			if diff := cmp.Diff(tc.wantDeny, deny); diff != "" {
+				t.Error("denyOut", diff)
+			}
+		})
 	}
 }

@@ -85,7 +85,7 @@ func (s *Server) resolveTarget(ctx context.Context, pol *policy.Policy, host str
 		}
 		by, ok := pol.AllowAddr(a)
 		if !ok {
-			return tg, fmt.Errorf("%s is not allowed as an address (an IP literal; allow_cidr can allow it)", a)
+			return tg, errors.New(addrRefusal(pol, a))
 		}
 		tg.addrs, tg.by = []netip.Addr{a}, by
 		return tg, nil
@@ -100,7 +100,17 @@ func (s *Server) resolveTarget(ctx context.Context, pol *policy.Policy, host str
 		return tg, fmt.Errorf("%s:%d is not in the allowlist", name, port)
 	}
 	tg.by = by
-	addrs, refused, err := s.res.addrsOf(ctx, name, s.guard.Check)
+	// Each address the name resolves to is the guard's, then deny_cidr's
+	// (which an allowed name wins over: Reach).
+	addrs, refused, err := s.res.addrsOf(ctx, name, func(a netip.Addr) (string, bool) {
+		if reason, ok := s.guard.Check(a); !ok {
+			return reason, false
+		}
+		if _, ok := pol.Reach(name, port, a); !ok {
+			return "deny_cidr " + pol.DeniedBy(a), false
+		}
+		return "", true
+	})
 	if err != nil {
 		return tg, fmt.Errorf("cannot resolve %s: %v", name, err)
 	}

@@ -131,12 +131,7 @@ func (t *tracked) allowedBy(p *policy.Policy) bool {
 	if !dst.IsValid() {
 		return true
 	}
-	if name != "" {
-		if _, ok := p.AllowName(name, int(dst.Port())); ok {
-			return true
-		}
-	}
-	_, ok := p.AllowAddr(dst.Addr())
+	_, ok := p.Reach(name, int(dst.Port()), dst.Addr())
 	return ok
 }
 

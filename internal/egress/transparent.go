@@ -43,9 +43,11 @@ func (s *Server) transparent(ctx context.Context, sb *sandbox, t *tracked, clien
 		}
 	}
 	cached := sb.answers.names(dst.Addr(), time.Now())
-	if pol.Mode == policy.ModeAllowlist {
+	// An allowed name wins over deny_cidr in open mode: Reach, where the
+	// address alone was refused.
+	if pol.Mode == policy.ModeAllowlist || by == "" {
 		for _, n := range cached {
-			if r, ok := pol.AllowName(n, port); ok {
+			if r, ok := pol.Reach(n, port, dst.Addr()); ok {
 				by, name = r, n
 				break
 			}
@@ -62,14 +64,18 @@ func (s *Server) transparent(ctx context.Context, sb *sandbox, t *tracked, clien
 		}
 		if hh.name == "" {
 			c.drop()
-			c.refuse(ctx, "%s is not allowed as an address (an IP literal; allow_cidr can allow it)", dst.Addr())
+			c.refuse(ctx, "%s", addrRefusal(pol, dst.Addr()))
 			return
 		}
 		c.setDst(hh.name, dst)
-		r, ok := pol.AllowName(hh.name, port)
+		r, ok := pol.Reach(hh.name, port, dst.Addr())
 		if !ok {
 			c.drop()
-			c.refuse(ctx, "%s:%d is not in the allowlist", hh.name, port)
+			if d := pol.DeniedBy(dst.Addr()); d != "" {
+				c.refuse(ctx, "%s is denied (deny_cidr %s) and %s:%d is not allowed", dst.Addr(), d, hh.name, port)
+			} else {
+				c.refuse(ctx, "%s:%d is not in the allowlist", hh.name, port)
+			}
 			return
 		}
 		if !s.nameHasAddr(ctx, sb, hh.name, dst.Addr()) {
@@ -97,7 +103,7 @@ func (s *Server) transparent(ctx context.Context, sb *sandbox, t *tracked, clien
 			}
 			return nil
 		}
-		if _, ok := pol.AllowName(n, port); !ok || !s.nameHasAddr(ctx, sb, n, dst.Addr()) {
+		if _, ok := pol.Reach(n, port, dst.Addr()); !ok || !s.nameHasAddr(ctx, sb, n, dst.Addr()) {
 			return fmt.Errorf("%s %q does not match the destination %s (%s)", kind.label(), n, dst.Addr(), strings.TrimPrefix(by, "allowed by "))
 		}
 		return nil
@@ -260,4 +266,12 @@ func writeProxyError(w io.Writer, status int, reason string) {
 	body := "paddock egress: " + reason + "\n"
 	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Paddock-Egress: refused\r\n\r\n%s",
 		status, http.StatusText(status), len(body), body)
+}
+
+// addrRefusal says why an address alone is not allowed.
+func addrRefusal(pol *policy.Policy, a netip.Addr) string {
+	if d := pol.DeniedBy(a); d != "" {
+		return fmt.Sprintf("%s is denied (deny_cidr %s)", a, d)
+	}
+	return fmt.Sprintf("%s is not allowed as an address (an IP literal; allow_cidr can allow it)", a)
 }

@@ -360,7 +360,7 @@ func (s *Stack) load(ctx context.Context) error {
 			_ = s.db.delete(ctx, r.Sandbox)
 			continue
 		}
-		pol, err := policy.Compile(r.Policy.Mode, r.Policy.Allow, r.Policy.AllowCIDR)
+		pol, err := policy.CompileDeny(r.Policy.Mode, r.Policy.Allow, r.Policy.AllowCIDR, r.Policy.DenyCIDR)
 		if err != nil {
 			s.log.Warn("network: recorded policy no longer valid; the sandbox gets none", "sandbox", r.Sandbox, "err", err)
 			pol, _ = policy.Compile(policy.ModeNone, nil, nil)
@@ -382,7 +382,7 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 	if !p.Networked() {
 		return runtime.NetSetup{}, errs.Invalid("network: attach needs mode allowlist or open")
 	}
-	pol, err := policy.Compile(p.Mode, p.Allow, p.AllowCIDR)
+	pol, err := policy.CompileDeny(p.Mode, p.Allow, p.AllowCIDR, p.DenyCIDR)
 	if err != nil {
 		return runtime.NetSetup{}, errs.Invalid("%s", err.Error())
 	}

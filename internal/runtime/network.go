@@ -11,7 +11,8 @@ import (
 type NetPolicy struct {
 	Mode      string   `json:"mode"`
 	Allow     []string `json:"allow,omitempty"`      // domain patterns (allowlist mode)
-	AllowCIDR []string `json:"allow_cidr,omitempty"` // IP destinations (allowlist mode)
+	AllowCIDR []string `json:"allow_cidr,omitempty"` // IP destinations (allowlist mode; open mode's exceptions to DenyCIDR)
+	DenyCIDR  []string `json:"deny_cidr,omitempty"`  // ranges open mode refuses
 	// Intercept are the hosts whose HTTPS the egress proxy terminates to
 	// add secrets (the spec's inject rules); with any, the setup hook
 	// gives the sandbox the CA it then needs to trust.

@@ -17,6 +17,10 @@ import (
 //     (the same name, or a name under an old wildcard; the old port, or
 //     any port where the old entry had none), every new CIDR lies inside
 //     an old one;
+//   - open with deny_cidr: every old deny range stays denied (inside a
+//     new one), and the exceptions (allow, allow_cidr) are covered by old
+//     ones; to allowlist from there, names are covered by old exceptions
+//     and CIDRs by old exceptions or outside every old deny range;
 //   - inject: only rules the old policy had (dropping some is narrowing).
 
 // narrows refuses n unless it is old or narrower (old nil: mode none).
@@ -27,6 +31,11 @@ func narrows(old, n *Network) error {
 	rank := map[string]int{NetNone: 0, "": 0, NetAllowlist: 1, NetOpen: 2}
 	if rank[n.Mode] > rank[old.Mode] {
 		return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network (mode %s to %s widens it)", modeName(old.Mode), n.Mode)
+	}
+	if old.Mode == NetOpen && len(old.DenyCIDR) > 0 {
+		if err := narrowsDeny(old, n); err != nil {
+			return err
+		}
 	}
 	if n.Mode == NetAllowlist && old.Mode == NetAllowlist {
 		oldPats := make([]policy.Pattern, 0, len(old.Allow))
@@ -88,6 +97,62 @@ func cidrCovered(c string, old []string) bool {
 func hasRule(rules []wire.InjectRule, r wire.InjectRule) bool {
 	for _, o := range rules {
 		if o == r {
+			return true
+		}
+	}
+	return false
+}
+
+// narrowsDeny: n from an open policy with deny_cidr (see narrows).
+func narrowsDeny(old, n *Network) error {
+	widen := func(what string) error {
+		return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network: %s", what)
+	}
+	switch n.Mode {
+	case NetOpen:
+		for _, d := range old.DenyCIDR {
+			if !cidrCovered(d, n.DenyCIDR) {
+				return widen(d + " must stay in deny_cidr")
+			}
+		}
+	case NetAllowlist:
+		for _, c := range n.AllowCIDR {
+			if !cidrCovered(c, old.AllowCIDR) && overlapsAny(c, old.DenyCIDR) {
+				return widen(c + " overlaps the sandbox's deny_cidr")
+			}
+		}
+	default:
+		return nil
+	}
+	if n.Mode == NetOpen {
+		for _, c := range n.AllowCIDR {
+			if !cidrCovered(c, old.AllowCIDR) {
+				return widen(c + " is not within its allow_cidr")
+			}
+		}
+	}
+	oldPats := make([]policy.Pattern, 0, len(old.Allow))
+	for _, a := range old.Allow {
+		if p, err := policy.ParsePattern(a); err == nil {
+			oldPats = append(oldPats, p)
+		}
+	}
+	for _, a := range n.Allow {
+		q, err := policy.ParsePattern(a)
+		if err != nil || !coveredBy(q, oldPats) {
+			return widen(a + " is not within its allow exceptions to deny_cidr")
+		}
+	}
+	return nil
+}
+
+func overlapsAny(c string, ranges []string) bool {
+	q, err := policy.ParseCIDR(c)
+	if err != nil {
+		return true
+	}
+	for _, r := range ranges {
+		if p, err := policy.ParseCIDR(r); err != nil || p.Overlaps(q) {
 			return true
 		}
 	}

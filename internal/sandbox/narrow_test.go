@@ -13,6 +13,7 @@ func TestNarrows(t *testing.T) {
 	rule := wire.InjectRule{Host: "api.example.com", Header: "Authorization", Value: "Bearer {secret:T}"}
 	evil := wire.InjectRule{Host: "evil.example.com", Header: "Authorization", Value: "Bearer {secret:T}"}
 	allow := func(a ...string) *Network { return &Network{Mode: NetAllowlist, Allow: a} }
+	denyOpen := func(deny []string, a ...string) *Network { return &Network{Mode: NetOpen, DenyCIDR: deny, Allow: a} }
 	withRules := func(n *Network, r ...wire.InjectRule) *Network { n.Inject = r; return n }
 	for _, tc := range []struct {
 		name    string
@@ -35,6 +36,19 @@ func TestNarrows(t *testing.T) {
 			&Network{Mode: NetAllowlist, AllowCIDR: []string{"203.0.113.128/25"}}, ""},
 		{"cidr wider", &Network{Mode: NetAllowlist, AllowCIDR: []string{"203.0.113.128/25"}},
 			&Network{Mode: NetAllowlist, AllowCIDR: []string{"203.0.113.0/24"}}, "allow_cidr"},
+		{"open to open with a deny", &Network{Mode: NetOpen}, denyOpen([]string{"203.0.113.0/24"}), ""},
+		{"keep a deny, narrower exceptions", denyOpen([]string{"203.0.113.0/24"}, "a.example.com", "b.example.com"),
+			denyOpen([]string{"203.0.113.0/24", "198.51.100.0/24"}, "a.example.com"), ""},
+		{"drop a deny", denyOpen([]string{"203.0.113.0/24"}), &Network{Mode: NetOpen}, "must stay in deny_cidr"},
+		{"narrow a deny", denyOpen([]string{"203.0.113.0/24"}), denyOpen([]string{"203.0.113.0/25"}), "must stay in deny_cidr"},
+		{"add an exception", denyOpen([]string{"203.0.113.0/24"}), denyOpen([]string{"203.0.113.0/24"}, "c.example.com"), "c.example.com"},
+		{"add a CIDR exception", denyOpen([]string{"203.0.113.0/24"}),
+			&Network{Mode: NetOpen, DenyCIDR: []string{"203.0.113.0/24"}, AllowCIDR: []string{"203.0.113.7/32"}}, "allow_cidr"},
+		{"to allowlist around the deny", denyOpen([]string{"203.0.113.0/24"}, "a.example.com"),
+			&Network{Mode: NetAllowlist, Allow: []string{"a.example.com"}, AllowCIDR: []string{"192.0.2.0/24"}}, ""},
+		{"to allowlist into the deny", denyOpen([]string{"203.0.113.0/24"}),
+			&Network{Mode: NetAllowlist, AllowCIDR: []string{"203.0.113.0/25"}}, "overlaps"},
+		{"to allowlist with a new name", denyOpen([]string{"203.0.113.0/24"}), allow("c.example.com"), "c.example.com"},
 		{"keep a rule", withRules(allow("api.example.com"), rule), withRules(allow("api.example.com"), rule), ""},
 		{"drop a rule", withRules(allow("api.example.com"), rule), allow("api.example.com"), ""},
 		{"add a rule", withRules(&Network{Mode: NetOpen}, rule), withRules(&Network{Mode: NetOpen}, rule, evil), "cannot add inject rules"},

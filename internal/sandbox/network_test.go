@@ -25,6 +25,11 @@ func TestNormalizeNetwork(t *testing.T) {
 		{in: &Network{Mode: "allowlist", Allow: []string{"*.com"}}, err: "public suffix"},
 		{in: &Network{Mode: "none", AllowCIDR: []string{"10.0.0.0/8"}}, err: "needs network mode allowlist"},
 		{in: &Network{Mode: "everything"}, err: `network.mode "everything"`},
+		{in: &Network{Mode: "open", DenyCIDR: []string{"203.0.113.0/24", "198.51.100.9"}, Allow: []string{"API.example.com"}, AllowCIDR: []string{"203.0.113.7"}},
+			want: &Network{Mode: "open", DenyCIDR: []string{"203.0.113.0/24", "198.51.100.9/32"}, Allow: []string{"api.example.com"}, AllowCIDR: []string{"203.0.113.7/32"}}},
+		{in: &Network{Mode: "open", DenyCIDR: []string{"example.com"}}, err: "deny_cidr[0]"},
+		{in: &Network{Mode: "allowlist", DenyCIDR: []string{"10.0.0.0/8"}}, err: "needs network mode open"},
+		{in: &Network{Mode: "open", Allow: []string{"api.example.com"}}, err: "open mode"},
 	} {
 		s, err := l.Normalize(Spec{Network: tc.in})
 		if tc.err != "" {

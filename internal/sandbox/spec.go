@@ -36,12 +36,15 @@ func NormalizeNetwork(n *Network) (*Network, error) {
 	if n == nil {
 		return &Network{Mode: NetNone}, nil
 	}
-	p, err := policy.Compile(n.Mode, n.Allow, n.AllowCIDR)
+	p, err := policy.CompileDeny(n.Mode, n.Allow, n.AllowCIDR, n.DenyCIDR)
 	if err != nil {
 		return nil, errs.Invalid("%s", err.Error())
 	}
 	out := &Network{Mode: p.Mode}
-	if p.Mode == NetAllowlist {
+	if p.Mode == NetOpen && len(p.DenyCIDRs()) > 0 {
+		out.DenyCIDR = p.DenyCIDRs()
+	}
+	if p.Mode == NetAllowlist || out.DenyCIDR != nil {
 		out.Allow, out.AllowCIDR = p.Allow(), p.CIDRs()
 		if len(out.Allow) == 0 {
 			out.Allow = nil
@@ -61,7 +64,7 @@ func runtimeNetwork(n *Network) *runtime.NetPolicy {
 	if n == nil || n.Mode == NetNone || n.Mode == "" {
 		return nil
 	}
-	return &runtime.NetPolicy{Mode: n.Mode, Allow: n.Allow, AllowCIDR: n.AllowCIDR, Intercept: injectHosts(n.Inject)}
+	return &runtime.NetPolicy{Mode: n.Mode, Allow: n.Allow, AllowCIDR: n.AllowCIDR, DenyCIDR: n.DenyCIDR, Intercept: injectHosts(n.Inject)}
 }
 
 // Limits bound what a spec may ask for and give the defaults.

@@ -14,10 +14,15 @@ const (
 
 // Policy is a compiled network policy of one sandbox. It is immutable:
 // a change compiles a new one.
+//
+// Open mode may carry deny_cidr: address ranges refused although open; its
+// allow and allow_cidr entries are then exceptions to those ranges (an
+// allowed entry wins over a denied one, as E2B's allowOut over denyOut).
 type Policy struct {
 	Mode     string
 	patterns []Pattern
 	cidrs    []netip.Prefix
+	deny     []netip.Prefix
 }
 
 // InvalidError is a malformed policy entry; Field names it as a spec path
@@ -40,12 +45,22 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s, "?")
 }
 
-// Compile validates and compiles a policy. An empty mode means none.
+// Compile validates and compiles a policy without deny rules. An empty
+// mode means none.
 func Compile(mode string, allow, cidrs []string) (*Policy, error) {
+	return CompileDeny(mode, allow, cidrs, nil)
+}
+
+// CompileDeny validates and compiles a policy; deny (addresses or CIDRs)
+// is only for open mode, where allow and cidrs are then its exceptions.
+func CompileDeny(mode string, allow, cidrs, deny []string) (*Policy, error) {
 	if mode == "" {
 		mode = ModeNone
 	}
 	p := &Policy{Mode: mode}
+	if len(deny) > 0 && mode != ModeOpen {
+		return nil, &InvalidError{Field: "network.deny_cidr", Problem: "needs network mode open (the other modes refuse everything that is not allowed already)"}
+	}
 	switch mode {
 	case ModeNone:
 		if len(allow) > 0 || len(cidrs) > 0 {
@@ -53,10 +68,19 @@ func Compile(mode string, allow, cidrs []string) (*Policy, error) {
 		}
 		return p, nil
 	case ModeOpen:
-		if len(allow) > 0 || len(cidrs) > 0 {
-			return nil, &InvalidError{Field: "network.allow", Problem: "open mode reaches every public destination; an allowlist needs mode allowlist"}
+		if len(deny) == 0 && (len(allow) > 0 || len(cidrs) > 0) {
+			return nil, &InvalidError{Field: "network.allow", Problem: "open mode reaches every public destination; an allowlist needs mode allowlist (or deny_cidr, of which allow entries are the exceptions)"}
 		}
-		return p, nil
+		if len(deny) > MaxCIDRs {
+			return nil, &InvalidError{Field: "network.deny_cidr", Problem: fmt.Sprintf("at most %d entries", MaxCIDRs)}
+		}
+		for i, c := range deny {
+			pre, err := ParseCIDR(c)
+			if err != nil {
+				return nil, &InvalidError{Field: fmt.Sprintf("network.deny_cidr[%d]", i), Value: c, Problem: err.Error()}
+			}
+			p.deny = append(p.deny, pre)
+		}
 	case ModeAllowlist:
 	default:
 		return nil, &InvalidError{Field: "network.mode", Value: mode, Problem: "must be none, allowlist or open"}
@@ -106,18 +130,36 @@ func (p *Policy) CIDRs() []string {
 	return out
 }
 
+// DenyCIDRs returns the canonical deny_cidr entries (open mode).
+func (p *Policy) DenyCIDRs() []string {
+	out := make([]string, len(p.deny))
+	for i, c := range p.deny {
+		out[i] = c.String()
+	}
+	return out
+}
+
 // AllowName reports whether the normalised name on port may be reached by
 // name, and by which entry. In open mode every name may (the address the
-// name resolves to is checked separately); port 0 asks for any port.
+// name resolves to is checked separately: Reach); port 0 asks for any port.
 func (p *Policy) AllowName(name string, port int) (string, bool) {
-	switch p.Mode {
-	case ModeOpen:
+	if by, ok := p.allowedName(name, port); ok {
+		return by, true
+	}
+	if p.Mode == ModeOpen {
 		return "open mode", true
-	case ModeAllowlist:
-		for _, pat := range p.patterns {
-			if pat.Match(name, port) {
-				return pat.String(), true
-			}
+	}
+	return "", false
+}
+
+// allowedName is the allow entry matching name on port, if any.
+func (p *Policy) allowedName(name string, port int) (string, bool) {
+	if p.Mode == ModeNone {
+		return "", false
+	}
+	for _, pat := range p.patterns {
+		if pat.Match(name, port) {
+			return pat.String(), true
 		}
 	}
 	return "", false
@@ -125,19 +167,53 @@ func (p *Policy) AllowName(name string, port int) (string, bool) {
 
 // AllowAddr reports whether an IP destination may be reached as such (an
 // IP literal, or an address no allowed name resolved to): in allowlist
-// mode only inside allow_cidr; in open mode always (forbidden ranges are
-// the Guard's business).
+// mode only inside allow_cidr; in open mode unless deny_cidr holds it
+// and allow_cidr does not (forbidden ranges are the Guard's business).
 func (p *Policy) AllowAddr(a netip.Addr) (string, bool) {
 	a = a.Unmap()
-	switch p.Mode {
-	case ModeOpen:
-		return "open mode", true
-	case ModeAllowlist:
-		for _, c := range p.cidrs {
-			if c.Contains(a) {
-				return c.String(), true
+	if p.Mode == ModeNone {
+		return "", false
+	}
+	for _, c := range p.cidrs {
+		if c.Contains(a) {
+			if p.Mode == ModeOpen {
+				return "allow_cidr " + c.String(), true
 			}
+			return c.String(), true
 		}
 	}
+	if p.Mode == ModeOpen {
+		for _, c := range p.deny {
+			if c.Contains(a) {
+				return "", false
+			}
+		}
+		return "open mode", true
+	}
 	return "", false
+}
+
+// Reach reports whether a connection to address a, naming name (empty:
+// none), on port is allowed, and by which entry: an allowed name or
+// address wins over deny_cidr; otherwise the address decides (in
+// allowlist mode nothing else allows it). The caller has checked that name
+// resolves to a.
+func (p *Policy) Reach(name string, port int, a netip.Addr) (string, bool) {
+	if name != "" {
+		if by, ok := p.allowedName(name, port); ok {
+			return by, true
+		}
+	}
+	return p.AllowAddr(a)
+}
+
+// DeniedBy is the deny_cidr entry holding a, if any (for a clear refusal).
+func (p *Policy) DeniedBy(a netip.Addr) string {
+	a = a.Unmap()
+	for _, c := range p.deny {
+		if c.Contains(a) {
+			return c.String()
+		}
+	}
+	return ""
 }

@@ -282,3 +282,79 @@ func TestCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyCIDR: open mode with deny_cidr refuses the denied ranges only,
+// and its allow entries win over them (E2B's allowOut over denyOut).
+func TestDenyCIDR(t *testing.T) {
+	p, err := CompileDeny(ModeOpen, []string{"api.example.com"}, []string{"203.0.113.7"}, []string{"203.0.113.0/24", "2001:db8::/32", "198.51.100.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.DenyCIDRs(), ","); got != "203.0.113.0/24,2001:db8::/32,198.51.100.9/32" {
+		t.Fatalf("DenyCIDRs = %s", got)
+	}
+	for _, tc := range []struct {
+		name, addr string
+		ok         bool
+	}{
+		{"", "192.0.2.1", true},                     // open: not denied
+		{"", "203.0.113.8", false},                  // denied range
+		{"", "::ffff:203.0.113.8", false},           // mapped form of a denied address
+		{"", "2001:db8::5", false},                  // denied v6 range
+		{"", "198.51.100.9", false},                 // a denied single IP
+		{"", "198.51.100.10", true},                 // its neighbour
+		{"", "203.0.113.7", true},                   // allow_cidr wins over the deny
+		{"other.example.com", "203.0.113.8", false}, // a name does not lift a deny
+		{"api.example.com", "203.0.113.8", true},    // an allowed name does
+		{"other.example.com", "192.0.2.1", true},
+	} {
+		_, ok := p.Reach(tc.name, 443, netip.MustParseAddr(tc.addr))
+		if ok != tc.ok {
+			t.Errorf("Reach(%q, %s) = %v, want %v", tc.name, tc.addr, ok, tc.ok)
+		}
+	}
+	if p.DeniedBy(netip.MustParseAddr("203.0.113.8")) != "203.0.113.0/24" || p.DeniedBy(netip.MustParseAddr("192.0.2.1")) != "" {
+		t.Error("DeniedBy names the wrong entry")
+	}
+	// Without deny rules open mode is as before; allowlist mode is unchanged.
+	open, _ := Compile(ModeOpen, nil, nil)
+	if _, ok := open.Reach("", 443, netip.MustParseAddr("203.0.113.8")); !ok {
+		t.Error("open mode refused an address")
+	}
+	al, _ := Compile(ModeAllowlist, []string{"api.example.com"}, []string{"203.0.113.0/24"})
+	for _, tc := range []struct {
+		name, addr string
+		ok         bool
+	}{
+		{"", "203.0.113.8", true}, {"", "192.0.2.1", false},
+		{"api.example.com", "192.0.2.1", true}, {"other.example.com", "192.0.2.1", false},
+	} {
+		if _, ok := al.Reach(tc.name, 443, netip.MustParseAddr(tc.addr)); ok != tc.ok {
+			t.Errorf("allowlist Reach(%q, %s) = %v, want %v", tc.name, tc.addr, ok, tc.ok)
+		}
+	}
+	none, _ := Compile(ModeNone, nil, nil)
+	if _, ok := none.Reach("api.example.com", 443, netip.MustParseAddr("192.0.2.1")); ok {
+		t.Error("mode none reached something")
+	}
+}
+
+func TestDenyCIDRErrors(t *testing.T) {
+	for _, tc := range []struct {
+		mode               string
+		allow, cidrs, deny []string
+		want               string
+	}{
+		{ModeAllowlist, []string{"example.com"}, nil, []string{"10.0.0.0/8"}, "needs network mode open"},
+		{ModeNone, nil, nil, []string{"10.0.0.0/8"}, "needs network mode open"},
+		{ModeOpen, nil, nil, []string{"example.com"}, "deny_cidr[0]"},
+		{ModeOpen, nil, nil, []string{"10.0.0.1/8"}, "host bits"},
+		{ModeOpen, []string{"example.com"}, nil, nil, "open mode"},
+		{ModeOpen, nil, nil, make([]string, MaxCIDRs+1), "at most"},
+	} {
+		_, err := CompileDeny(tc.mode, tc.allow, tc.cidrs, tc.deny)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CompileDeny(%s, %v, %v, %v) = %v, want %q", tc.mode, tc.allow, tc.cidrs, tc.deny, err, tc.want)
+		}
+	}
+}

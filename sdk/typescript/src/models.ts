@@ -575,8 +575,10 @@ export interface MoveRequest {
 export interface Network {
   /** host names ("api.example.com") or wildcards over a registrable domain ("*.example.com": names below it), each with an optional ":port" */
   allow?: string[];
-  /** IP destinations allowlist mode may reach as such (IP literals), e.g. 203.0.113.0/24 */
+  /** IP destinations allowlist mode may reach as such (IP literals), e.g. 203.0.113.0/24; in open mode with deny_cidr, exceptions to it */
   allow_cidr?: string[];
+  /** open mode only: address ranges (IPs or CIDRs) refused although open; allow and allow_cidr are then exceptions to them (an allowed entry wins over a denied one) */
+  deny_cidr?: string[];
   /** secrets the egress proxy adds to HTTPS requests for named hosts (docs/network.md, Secrets); the sandbox never sees them */
   inject?: InjectRule[];
   mode?: "none" | "allowlist" | "open";

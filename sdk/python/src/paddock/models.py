@@ -1980,6 +1980,7 @@ class Network:
 
     allow: list[str] | None = None
     allow_cidr: list[str] | None = None
+    deny_cidr: list[str] | None = None
     inject: list[InjectRule] | None = None
     mode: str | None = None
 
@@ -1988,6 +1989,7 @@ class Network:
         return cls(
             allow=d.get("allow"),
             allow_cidr=d.get("allow_cidr"),
+            deny_cidr=d.get("deny_cidr"),
             inject=None if (v := d.get("inject")) is None else [InjectRule.from_dict(x) for x in v],
             mode=d.get("mode"),
         )
@@ -1998,6 +2000,8 @@ class Network:
             d["allow"] = self.allow
         if self.allow_cidr is not None:
             d["allow_cidr"] = self.allow_cidr
+        if self.deny_cidr is not None:
+            d["deny_cidr"] = self.deny_cidr
         if self.inject is not None:
             d["inject"] = [x.to_dict() for x in self.inject]
         if self.mode is not None:
