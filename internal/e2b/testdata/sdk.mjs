@@ -266,7 +266,13 @@ await step('network: internet by default, and updateNetwork round trips', async 
   assert.deepEqual(await net(sbx), { internet: false, allowOut: [], denyOut: [] })
   await sbx.updateNetwork({})
   assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] }, '{} gives full access back')
-  await assert.rejects(sbx.updateNetwork({ denyOut: ['8.8.8.8'] }), /denyOut/)
+  // Deny lists of addresses and CIDRs, with allowOut as exceptions (allow wins); E2B takes no
+  // domain in denyOut, and neither does Paddock.
+  await sbx.updateNetwork({ allowOut: ['203.0.113.7'], denyOut: ['203.0.113.0/24', '8.8.8.8'] })
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: ['203.0.113.7'], denyOut: ['203.0.113.0/24', '8.8.8.8'] })
+  await assert.rejects(sbx.updateNetwork({ denyOut: ['evil.example.com'] }), /denyOut/)
+  await sbx.updateNetwork({})
+  assert.deepEqual(await net(sbx), { internet: true, allowOut: [], denyOut: [] }, '{} lifts the deny list')
   const closed = await Sandbox.create({ allowInternetAccess: false, timeoutMs: 60_000 })
   try {
     assert.deepEqual(await net(closed), { internet: false, allowOut: [], denyOut: [] })
