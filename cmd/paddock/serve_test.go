@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,27 @@ func TestMCPEmbeddedConfig(t *testing.T) {
 			c.CgroupPrefix != "paddock-mcp" || c.Secrets == nil || c.Browser == nil {
 			t.Errorf("--network=%v: %+v", network, c)
 		}
+	}
+}
+
+// Every serve flag has its row in docs/operations.md's flag table, so an
+// operator reading the docs sees every knob the binary has.
+func TestServeFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f serveFlags
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f.register(fs)
+	n := 0
+	fs.VisitAll(func(fl *pflag.Flag) {
+		n++
+		if !strings.Contains(string(doc), "| `--"+fl.Name+"` |") {
+			t.Errorf("--%s is not in docs/operations.md's flag table", fl.Name)
+		}
+	})
+	if n < 20 {
+		t.Fatalf("serve registers %d flags: the test reads the wrong flag set", n)
 	}
 }
