@@ -38,17 +38,8 @@ func narrows(old, n *Network) error {
 		}
 	}
 	if n.Mode == NetAllowlist && old.Mode == NetAllowlist {
-		oldPats := make([]policy.Pattern, 0, len(old.Allow))
-		for _, a := range old.Allow {
-			if p, err := policy.ParsePattern(a); err == nil {
-				oldPats = append(oldPats, p)
-			}
-		}
-		for _, a := range n.Allow {
-			q, err := policy.ParsePattern(a)
-			if err != nil || !coveredBy(q, oldPats) {
-				return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network: %s is not within its allowlist", a)
-			}
+		if a, ok := uncoveredAllow(old.Allow, n.Allow); !ok {
+			return errs.New(errs.CodeForbidden, "a sandbox token may only narrow the sandbox's network: %s is not within its allowlist", a)
 		}
 		for _, c := range n.AllowCIDR {
 			if !cidrCovered(c, old.AllowCIDR) {
@@ -131,19 +122,29 @@ func narrowsDeny(old, n *Network) error {
 			}
 		}
 	}
-	oldPats := make([]policy.Pattern, 0, len(old.Allow))
-	for _, a := range old.Allow {
-		if p, err := policy.ParsePattern(a); err == nil {
-			oldPats = append(oldPats, p)
-		}
-	}
-	for _, a := range n.Allow {
-		q, err := policy.ParsePattern(a)
-		if err != nil || !coveredBy(q, oldPats) {
-			return widen(a + " is not within its allow exceptions to deny_cidr")
-		}
+	if a, ok := uncoveredAllow(old.Allow, n.Allow); !ok {
+		return widen(a + " is not within its allow exceptions to deny_cidr")
 	}
 	return nil
+}
+
+// uncoveredAllow returns the first of next's allow patterns that no
+// pattern of prev covers (an unparsable one counts as uncovered), and
+// false; or "", true when every one is covered.
+func uncoveredAllow(prev, next []string) (string, bool) {
+	pats := make([]policy.Pattern, 0, len(prev))
+	for _, a := range prev {
+		if p, err := policy.ParsePattern(a); err == nil {
+			pats = append(pats, p)
+		}
+	}
+	for _, a := range next {
+		q, err := policy.ParsePattern(a)
+		if err != nil || !coveredBy(q, pats) {
+			return a, false
+		}
+	}
+	return "", true
 }
 
 func overlapsAny(c string, ranges []string) bool {
