@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -116,7 +117,11 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 		return
 	}
 	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
-		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain}
+		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain,
+		TemplateDir: filepath.Join(s.cfg.DataDir, "e2b-template-files"), MaxTemplateContext: s.cfg.MaxUploadBytes}
+	if s.TemplateService != nil {
+		o.Builder = s.TemplateService // E2B's template build API (Template.build)
+	}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}
