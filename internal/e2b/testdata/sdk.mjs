@@ -464,18 +464,26 @@ await step('kill', async () => {
 if (process.env.E2B_TEMPLATE_BASE) {
   const { Template, BuildError } = await import('e2b')
   const ctxDir = process.env.E2B_TEMPLATE_CONTEXT
+  // The SDK's BuildError carries the user's stack, not its message: keep both.
+  const build = async (...args) => {
+    try {
+      return await Template.build(...args)
+    } catch (e) {
+      throw new Error(`${e.name}: ${e.message}`)
+    }
+  }
   const recipe = () =>
     Template({ fileContextPath: ctxDir })
       .fromImage(process.env.E2B_TEMPLATE_BASE)
       .setEnvs({ BUILT_BY: 'the e2b "Template" SDK $HOME' })
-      .runCmd('mkdir -p /app && echo "$BUILT_BY" > /app/built.txt')
+      .setWorkdir('/app')
+      .runCmd('echo "$BUILT_BY" > /app/built.txt')
       .copy('hello.txt', '/app/hello.txt')
       .copy('conf', '/app/conf/', { mode: 0o750 })
-      .setWorkdir('/app')
       .runCmd(['echo one > step.txt', 'echo two >> step.txt'])
   await step('template: Template.build (fromImage, runCmd, copy, setEnvs, setWorkdir), then Sandbox.create(name)', async () => {
     const logs = []
-    const info = await Template.build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
+    const info = await build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
     assert.equal(info.templateId, 'sdk-built')
     assert.ok(logs.some((m) => /Uploaded 'hello\.txt'/.test(m)), logs.join('\n'))
     assert.ok(logs.some((m) => /RUN/.test(m)), logs.join('\n'))
@@ -491,13 +499,13 @@ if (process.env.E2B_TEMPLATE_BASE) {
   })
   await step('template: a rebuild reuses the staged uploads and the build cache', async () => {
     const logs = []
-    await Template.build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
+    await build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
     assert.ok(logs.some((m) => /Skipping upload of 'hello\.txt', already cached/.test(m)), logs.join('\n'))
     assert.ok(logs.some((m) => /\(cached\)/.test(m)), logs.join('\n'))
   })
   await step('template: a failing runCmd fails Template.build with its output', async () => {
     const bad = Template({ fileContextPath: ctxDir }).fromImage(process.env.E2B_TEMPLATE_BASE).runCmd('echo about to fail; exit 3')
-    await assert.rejects(Template.build(bad, 'sdk-broken'), (e) => (e instanceof BuildError && /exit code 3/.test(e.message)) || assert.fail(String(e)))
+    await assert.rejects(Template.build(bad, 'sdk-broken'), (e) => (e instanceof BuildError && /exit code 3/.test(e.message) && /about to fail/.test(e.message)) || assert.fail(String(e)))
     assert.equal(await Template.exists('sdk-broken'), false)
   })
 }
