@@ -75,6 +75,7 @@ func TestSDK(t *testing.T) {
 	if passed < 20 {
 		t.Fatalf("only %d steps passed", passed)
 	}
+	requireEveryStep(t, "sdk.mjs", out) // the feature table's checks (featuretable_test.go)
 
 	// The audit trail: the manager's events for the sandbox, attributed
 	// to the key and its tenant, and the API requests of both APIs.

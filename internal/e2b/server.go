@@ -75,7 +75,7 @@ type Options struct {
 	// (emptied at New); "" refuses template builds.
 	TemplateDir string
 	// MaxTemplateContext bounds one upload and one build's COPY files
-	// together (0: 512 MiB).
+	// together (0, or more than 512 MiB: 512 MiB).
 	MaxTemplateContext int64
 }
 

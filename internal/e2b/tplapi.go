@@ -108,7 +108,7 @@ type tplState struct {
 }
 
 func newTplState(dir string, max int64) (*tplState, error) {
-	if max <= 0 {
+	if max <= 0 || max > defaultMaxTemplateContext {
 		max = defaultMaxTemplateContext
 	}
 	t := &tplState{dir: dir, max: max, tenants: map[string]*tenantBuilds{}}
