@@ -51,6 +51,9 @@ func (e e2bEnvd) request(ctx context.Context, method, path string, body io.Reade
 	req.Header.Set("E2b-Sandbox-Id", e.id)
 	req.Header.Set("E2b-Sandbox-Port", "49983")
 	req.Header.Set("X-Access-Token", e.token)
+	// Go's transport would ask for gzip, which the adapter then spends CPU
+	// on (files.read with gzip: true); the SDK's plain read does not ask.
+	req.Header.Set("Accept-Encoding", "identity")
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
