@@ -497,6 +497,21 @@ if (process.env.E2B_TEMPLATE_BASE) {
       await t.kill()
     }
   })
+  await step('template: fromTemplate, setUser, and setStartCmd with its ready command', async () => {
+    const child = Template()
+      .fromTemplate('sdk-built')
+      .setUser('root')
+      .runCmd('echo child > /app/child.txt')
+      .setStartCmd('echo started > /app/started.txt', 'test -f /app/started.txt')
+    await build(child, 'sdk-child')
+    const t = await Sandbox.create('sdk-child', { timeoutMs: 60_000 })
+    try {
+      const r = await t.commands.run('cat /app/hello.txt /app/child.txt; for i in 1 2 3 4 5 6 7 8 9 10; do test -f /app/started.txt && break; sleep 1; done; cat /app/started.txt', { user: 'root' })
+      assert.equal(r.stdout, 'hello from the context\nchild\nstarted\n')
+    } finally {
+      await t.kill()
+    }
+  })
   await step('template: a rebuild reuses the staged uploads and the build cache', async () => {
     const logs = []
     await build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
