@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,6 +112,11 @@ func TestWriteContext(t *testing.T) {
 		}
 	}
 	_ = tw.Close()
+	// Positive control: the archive is hostile — unpacked naively into a
+	// context directory, its first entry lands outside it.
+	if naive := filepath.Join("/ctx/e2b-copy-1", "../../etc/cron.d/x"); strings.HasPrefix(naive, "/ctx/") {
+		t.Fatalf("the control archive does not climb out (%s)", naive)
+	}
 	plan := tplPlan{Dockerfile: []byte("FROM a\n"), Copies: []tplCopy{{Dir: "e2b-copy-1", Hash: "h"}}}
 	open := func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(up.Bytes())), nil }
 	var out bytes.Buffer
