@@ -24,6 +24,7 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sExecConc}, r.execConcurrent},
 		{[]string{sMCP}, r.mcpExec},
 		{[]string{sFilesUp, sFilesDown}, r.files},
+		{[]string{sE2BExec, sE2BFiles}, r.e2b}, // e2b.go
 		{[]string{sEgress}, r.egress},
 		{[]string{sBrowserNav, sBrowserShot}, r.browser},
 		{[]string{sCreateConc}, r.createConcurrent},

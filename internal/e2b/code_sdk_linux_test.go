@@ -74,6 +74,7 @@ func TestCodeInterpreterSDK(t *testing.T) {
 	if passed < 9 {
 		t.Fatalf("only %d steps passed", passed)
 	}
+	requireEveryStep(t, "code-sdk.mjs", out) // the feature table's checks (featuretable_test.go)
 	seen := map[string]bool{}
 	for _, r := range s.AuditRecords(audit.Query{Sandbox: id, Limit: 1000}) {
 		if r.Tenant != "codesdk" {

@@ -93,11 +93,19 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	add("POST /sandboxes/{sandboxID}/fork", rights.Write, s.forkSandbox)
 	add("GET /sandboxes/{sandboxID}/metrics", rights.Read, s.sandboxMetrics) // metrics.go
 	add("GET /sandboxes/metrics", rights.Read, s.sandboxesMetrics)
+	add("POST /v3/templates", rights.Templates, s.requestBuild) // tplapi.go
+	add("GET /templates/{templateID}/files/{hash}", rights.Templates, s.fileLink)
+	add("PUT /templates/{templateID}/files/{hash}", rights.Templates, s.uploadFiles)
+	add("POST /v2/templates/{templateID}/builds/{buildID}", rights.Templates, s.startBuild)
+	add("GET /templates/{templateID}/builds/{buildID}/status", rights.Read, s.buildStatus)
+	add("GET /templates/aliases/{alias}", rights.Read, s.templateAlias)
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
 		"GET /sandboxes/{sandboxID}/logs":    "sandbox logs",
 		"GET /v2/sandboxes/{sandboxID}/logs": "sandbox logs",
+		"POST /templates/tags":               "template tags (build each version under its own name)",
+		"DELETE /templates/tags":             "template tags (build each version under its own name)",
 	} {
 		add(pattern, rights.Read, func(w http.ResponseWriter, r *http.Request, _ rights.Scope) {
 			writeAPIError(w, errs.New(errs.CodeUnsupported, "%s: not supported by Paddock's E2B-compatible API (see docs/e2b.md)", what))
@@ -292,6 +300,12 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc rights
 		return
 	}
 	spec, err := s.specFor(&b)
+	if err == nil && spec.Template == "" && b.TemplateID != "" && s.o.Builder != nil {
+		// A template of the key's tenant (one built through Template.build).
+		if _, terr := s.o.Builder.Resolve(sc.Tenant, b.TemplateID); terr == nil {
+			spec.Template = b.TemplateID
+		}
+	}
 	if err == nil && b.TemplateID != "" {
 		// A snapshot's id (state.go) names it: the sandbox starts with its files.
 		if _, serr := s.m.GetSnapshot(r.Context(), sc, b.TemplateID); serr == nil {

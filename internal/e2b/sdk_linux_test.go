@@ -37,7 +37,7 @@ func TestSDK(t *testing.T) {
 		t.Skip("installs the e2b SDK and runs Node")
 	}
 	dir := installSDK(t)
-	s := newNetStack(t) // internet by default, and updateNetwork, as in E2B
+	s, tplEnv := newSDKStack(t) // internet by default, and updateNetwork, as in E2B; a registry for Template.build
 	key := s.key(t, "sdk")
 	script, err := os.ReadFile(filepath.Join("testdata", "sdk.mjs"))
 	if err != nil {
@@ -54,6 +54,7 @@ func TestSDK(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "E2B_API_URL="+s.URL, "E2B_SANDBOX_URL="+s.URL, "E2B_API_KEY="+key.Key,
 		"E2B_DOMAIN=paddock.invalid", "E2B_DEBUG=false")
+	cmd.Env = append(cmd.Env, tplEnv...)
 	out, err := cmd.CombinedOutput()
 	var id string
 	passed := 0
@@ -74,6 +75,7 @@ func TestSDK(t *testing.T) {
 	if passed < 20 {
 		t.Fatalf("only %d steps passed", passed)
 	}
+	requireEveryStep(t, "sdk.mjs", out) // the feature table's checks (featuretable_test.go)
 
 	// The audit trail: the manager's events for the sandbox, attributed
 	// to the key and its tenant, and the API requests of both APIs.

@@ -68,6 +68,15 @@ type Options struct {
 	// PortsDomain is serve's --ports-domain: sandbox URLs (getHost) are
 	// PORT-ID.DOMAIN (ports.go); "" leaves the SDK's own domain.
 	PortsDomain string
+	// Builder builds the templates of E2B's template build API
+	// (tplapi.go); nil: that API answers 501.
+	Builder TemplateBuilder
+	// TemplateDir stages the uploaded files of template COPY steps
+	// (emptied at New); "" refuses template builds.
+	TemplateDir string
+	// MaxTemplateContext bounds one upload and one build's COPY files
+	// together (0, or more than 512 MiB: 512 MiB).
+	MaxTemplateContext int64
 }
 
 // Server is the E2B-compatible API.
@@ -79,7 +88,8 @@ type Server struct {
 	envd    *http.ServeMux
 	code    *http.ServeMux // code.go: E2B's code interpreter (port 49999)
 	watch   *watchers
-	signed  issued // signed.go: the access tokens issued, for signed file URLs
+	signed  issued    // signed.go: the access tokens issued, for signed file URLs
+	tpl     *tplState // tplapi.go: template builds
 	routes  []Route
 	once    sync.Once
 }
@@ -110,6 +120,10 @@ func New(o Options) (*Server, error) {
 		o.TokenTTL = auth.MaxTokenTTL
 	}
 	s := &Server{o: o, log: o.Log, m: o.Manager}
+	var err error
+	if s.tpl, err = newTplState(o.TemplateDir, o.MaxTemplateContext); err != nil {
+		return nil, err
+	}
 	s.watch = newWatchers(s)
 	s.control = s.controlRoutes()
 	s.envd = s.envdRoutes()
@@ -121,6 +135,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) Close() {
 	s.once.Do(func() {
 		s.watch.closeAll()
+		s.tpl.close()
 	})
 }
 
@@ -144,7 +159,8 @@ func (s *Server) Handler() http.Handler {
 // own /v1, /healthz, /mcp... — none of them overlaps).
 var MountPatterns = []string{
 	"/sandboxes", "/sandboxes/", "/v2/sandboxes", "/v2/sandboxes/",
-	"/snapshots", "/templates/", // snapshots (state.go)
+	"/snapshots", "/templates/", // snapshots (state.go), template builds (tplapi.go)
+	"/v3/templates", "/v2/templates/",
 	"/health", "/files", "/process.Process/", "/filesystem.Filesystem/",
 	"/execute", "/contexts", "/contexts/", // the code interpreter (code.go)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -116,7 +117,13 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 		return
 	}
 	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
-		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain}
+		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain,
+		MaxTemplateContext: s.cfg.MaxUploadBytes}
+	if s.TemplateService != nil && s.cfg.DataDir != "" {
+		// E2B's template build API (Template.build): uploads staged in
+		// DATA/e2b-template-files.
+		o.Builder, o.TemplateDir = s.TemplateService, filepath.Join(s.cfg.DataDir, "e2b-template-files")
+	}
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}

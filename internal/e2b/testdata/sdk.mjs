@@ -457,5 +457,74 @@ await step('kill', async () => {
   await assert.rejects(Sandbox.getInfo(id), SandboxNotFoundError)
 })
 
+// ---- Template build (issue 19, e2btpl19): the Template SDK builds a Paddock
+// template through Paddock's Dockerfile builder; Sandbox.create(name) starts
+// it. Runs when the Go test serves a base image (E2B_TEMPLATE_BASE) and a
+// file context (E2B_TEMPLATE_CONTEXT).
+if (process.env.E2B_TEMPLATE_BASE) {
+  const { Template, BuildError } = await import('e2b')
+  const ctxDir = process.env.E2B_TEMPLATE_CONTEXT
+  // The SDK's BuildError carries the user's stack, not its message: keep both.
+  const build = async (...args) => {
+    try {
+      return await Template.build(...args)
+    } catch (e) {
+      throw new Error(`${e.name}: ${e.message}`)
+    }
+  }
+  const recipe = () =>
+    Template({ fileContextPath: ctxDir })
+      .fromImage(process.env.E2B_TEMPLATE_BASE)
+      .setEnvs({ BUILT_BY: 'the e2b "Template" SDK $HOME' })
+      .setWorkdir('/app')
+      .runCmd('echo "$BUILT_BY" > /app/built.txt')
+      .copy('hello.txt', '/app/hello.txt')
+      .copy('conf', '/app/conf/', { mode: 0o750 })
+      .runCmd(['echo one > step.txt', 'echo two >> step.txt'])
+  await step('template: Template.build (fromImage, runCmd, copy, setEnvs, setWorkdir), then Sandbox.create(name)', async () => {
+    const logs = []
+    const info = await build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
+    assert.equal(info.templateId, 'sdk-built')
+    assert.ok(logs.some((m) => /Uploaded 'hello\.txt'/.test(m)), logs.join('\n'))
+    assert.ok(logs.some((m) => /RUN/.test(m)), logs.join('\n'))
+    assert.equal(await Template.exists('sdk-built'), true)
+    assert.equal(await Template.exists('sdk-never-built'), false)
+    const t = await Sandbox.create('sdk-built', { timeoutMs: 60_000 })
+    try {
+      const r = await t.commands.run('cat /app/built.txt /app/hello.txt /app/conf/a.txt /app/step.txt; stat -c %a /app/conf/a.txt; echo "$BUILT_BY"', { user: 'root' })
+      assert.equal(r.stdout, 'the e2b "Template" SDK $HOME\nhello from the context\nconf a\none\ntwo\n750\nthe e2b "Template" SDK $HOME\n')
+    } finally {
+      await t.kill()
+    }
+  })
+  await step('template: fromTemplate, setUser, and setStartCmd with its ready command', async () => {
+    const child = Template()
+      .fromTemplate('sdk-built')
+      .setUser('root')
+      .runCmd('echo child > /app/child.txt')
+      .setStartCmd('echo started > /app/started.txt', 'test -f /app/started.txt')
+    await build(child, 'sdk-child')
+    const t = await Sandbox.create('sdk-child', { timeoutMs: 60_000 })
+    try {
+      const r = await t.commands.run('cat /app/hello.txt /app/child.txt; for i in 1 2 3 4 5 6 7 8 9 10; do test -f /app/started.txt && break; sleep 1; done; cat /app/started.txt', { user: 'root' })
+      assert.equal(r.stdout, 'hello from the context\nchild\nstarted\n')
+    } finally {
+      await t.kill()
+    }
+  })
+  await step('template: a rebuild reuses the staged uploads and the build cache', async () => {
+    const logs = []
+    await build(recipe(), 'sdk-built', { onBuildLogs: (e) => logs.push(e.message) })
+    assert.ok(logs.some((m) => /Skipping upload of 'hello\.txt', already cached/.test(m)), logs.join('\n'))
+    assert.ok(logs.some((m) => /\(cached\)/.test(m)), logs.join('\n'))
+  })
+  await step('template: a failing runCmd fails Template.build with its output', async () => {
+    const bad = Template({ fileContextPath: ctxDir }).fromImage(process.env.E2B_TEMPLATE_BASE).runCmd('echo about to fail; exit 3')
+    await assert.rejects(Template.build(bad, 'sdk-broken'), (e) => (e instanceof BuildError && /exit code 3/.test(e.message) && /about to fail/.test(e.message)) || assert.fail(String(e)))
+    assert.equal(await Template.exists('sdk-broken'), false)
+  })
+}
+// ---- end of the template build block
+
 if (failed) process.exit(1)
 console.log('ALL OK')

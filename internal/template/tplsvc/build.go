@@ -31,6 +31,10 @@ type BuildRequest struct {
 	NoCache    bool
 	Replace    bool
 	Shared     bool
+	// StartCmd and ReadyCmd become the template's start and ready
+	// commands (nil: the image's labels or HEALTHCHECK, as for a pull):
+	// E2B's setStartCmd/setReadyCmd.
+	StartCmd, ReadyCmd []string
 }
 
 // Build builds the Dockerfile of the build context contextTar (a tar,
@@ -94,7 +98,7 @@ func (s *Service) Build(ctx context.Context, sc Scope, req BuildRequest, context
 		defer unlock()
 		t, err := s.o.Registry.InstallImage(ctx, res.Layers, res.Config,
 			template.Source{Kind: "build", Dockerfile: res.DockerfileDigest},
-			s.imageOpts(st, tenant, req.Replace, nil, nil, func(m string) { emit(wire.TemplateEvent{Message: m}) }))
+			s.imageOpts(st, tenant, req.Replace, req.StartCmd, req.ReadyCmd, func(m string) { emit(wire.TemplateEvent{Message: m}) }))
 		if err != nil {
 			return nil, err
 		}
