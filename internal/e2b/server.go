@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -68,6 +69,10 @@ type Options struct {
 	// PortsDomain is serve's --ports-domain: sandbox URLs (getHost) are
 	// PORT-ID.DOMAIN (ports.go); "" leaves the SDK's own domain.
 	PortsDomain string
+	// Secrets is the tenant secret store behind E2B's /secrets and the
+	// ${e2b.secrets.NAME} placeholders of network rules (secrets.go,
+	// transform.go); nil: both are refused as unsupported.
+	Secrets *secret.Store
 }
 
 // Server is the E2B-compatible API.
@@ -145,6 +150,7 @@ func (s *Server) Handler() http.Handler {
 var MountPatterns = []string{
 	"/sandboxes", "/sandboxes/", "/v2/sandboxes", "/v2/sandboxes/",
 	"/snapshots", "/templates/", // snapshots (state.go)
+	"/secrets", "/secrets/", // secrets (secrets.go)
 	"/health", "/files", "/process.Process/", "/filesystem.Filesystem/",
 	"/execute", "/contexts", "/contexts/", // the code interpreter (code.go)
 }

@@ -116,7 +116,8 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 		return
 	}
 	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
-		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain}
+		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain,
+		Secrets: s.Secrets} // nil: E2B's /secrets and rules naming secrets answer unsupported
 	if rec := s.obs.auditor(); rec != nil {
 		o.Auditor = rec // every request recorded, as for REST
 	}
