@@ -199,3 +199,40 @@ func TestNetworkSecretsEcho(t *testing.T) {
 		t.Fatal("the audit log does not show the rules")
 	}
 }
+
+// TestSecretsTenantIsolation: another tenant's secret does not exist for
+// a key, on every /secrets route and in a rule (nothing is bound), with
+// the owner's key as the positive control.
+func TestSecretsTenantIsolation(t *testing.T) {
+	s := newStack(t)
+	hdr := func(k auth.CreatedKey) map[string]string {
+		return map[string]string{"X-API-KEY": k.Key, "Content-Type": "application/json"}
+	}
+	a, b := hdr(s.key(t, "tenant-a")), hdr(s.key(t, "tenant-b"))
+	if st, _, body := s.do(t, "POST", "/secrets", a, []byte(`{"name":"a-only","value":"`+echoSecret+`"}`)); st != http.StatusCreated {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/secrets/a-only", ""}, {"GET", "/secrets/sec_a-only", ""},
+		{"POST", "/secrets/a-only", `{"value":"x"}`}, {"DELETE", "/secrets/a-only", ""},
+	} {
+		if st, _, body := s.do(t, c.method, c.path, b, []byte(c.body)); st != http.StatusNotFound {
+			t.Errorf("tenant B: %s %s: %d %s, want 404", c.method, c.path, st, body)
+		}
+	}
+	if _, _, body := s.do(t, "GET", "/secrets", b, nil); strings.Contains(string(body), "a-only") {
+		t.Errorf("tenant B lists A's secret: %s", body)
+	}
+	rule := `{"network":{"allowOut":["api.example.com"],"denyOut":["0.0.0.0/0"],"rules":{"api.example.com":[{"transform":{"headers":{"Authorization":"${e2b.secrets.a-only}"}}}]}}}`
+	if st, _, body := s.do(t, "POST", "/v2/sandboxes", b, []byte(rule)); st != http.StatusBadRequest || !strings.Contains(string(body), "does not exist") {
+		t.Errorf("tenant B's rule naming A's secret: %d %s", st, body)
+	}
+	// The owner sees it, still bound to nothing (B's rule bound nothing).
+	st, _, body := s.do(t, "GET", "/v1/secrets/a-only?tenant=tenant-a", map[string]string{"Authorization": "Bearer " + s.AdminKey}, nil)
+	if st != http.StatusOK || !strings.Contains(string(body), `"hosts":[]`) {
+		t.Errorf("A's secret: %d %s", st, body)
+	}
+	if st, _, body := s.do(t, "GET", "/secrets/a-only", a, nil); st != http.StatusOK || strings.Contains(string(body), echoSecret) {
+		t.Errorf("tenant A: %d %s", st, body)
+	}
+}
