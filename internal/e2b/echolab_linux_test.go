@@ -3,16 +3,11 @@
 package e2b_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -93,8 +88,9 @@ func newEchoLab(t *testing.T, wantAuth string) *echoLab {
 	if err := oh.RouteAdd(&netlink.Route{LinkIndex: peer.Attrs().Index, Gw: net.ParseIP("10.251.0.1")}); err != nil {
 		t.Fatal(err)
 	}
-	cert := l.makeCert(t)
-	ln := tls.NewListener(l.out.Listen("tcp", echoAddr.String()+":443"), &tls.Config{Certificates: []tls.Certificate{cert}})
+	ca := netlab.NewLabCA(t, echoHost)
+	l.pool = ca.Pool
+	ln := tls.NewListener(l.out.Listen("tcp", echoAddr.String()+":443"), &tls.Config{Certificates: []tls.Certificate{ca.Cert}})
 	srv := &http.Server{Handler: http.HandlerFunc(l.serve), ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -132,37 +128,4 @@ func (l *echoLab) stack(t *testing.T) *stack {
 		Static: map[string][]netip.Addr{echoHost: {echoAddr}}, AllowCIDR: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}},
 		UpstreamRoots: l.pool, PortsDomain: urlsDomain})
 	return &stack{Env: e, URL: e.Server.URL}
-}
-
-func (l *echoLab) makeCert(t *testing.T) tls.Certificate {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "echo lab CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTpl, caTpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: echoHost}, DNSNames: []string{echoHost},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.pool = x509.NewCertPool()
-	l.pool.AddCert(caCert)
-	return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}
 }
