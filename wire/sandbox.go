@@ -123,7 +123,7 @@ const (
 
 // InjectRule is one entry of a network policy's inject: HTTPS requests
 // the sandbox sends to Host get header Header set to Value, a template
-// whose {secret:NAME} placeholders are the tenant's secrets. Host is a
+// whose {secret:NAME} placeholders (if any) are the tenant's secrets. Host is a
 // name, for port 443, or "name:port".
 type InjectRule struct {
 	Host   string `json:"host"`

@@ -99,6 +99,7 @@ func (s *Server) controlRoutes() *http.ServeMux {
 	add("POST /v2/templates/{templateID}/builds/{buildID}", rights.Templates, s.startBuild)
 	add("GET /templates/{templateID}/builds/{buildID}/status", rights.Read, s.buildStatus)
 	add("GET /templates/aliases/{alias}", rights.Read, s.templateAlias)
+	s.secretRoutes(add) // secrets.go
 	// Parts of E2B's API that Paddock does not have: a clear 501, after
 	// authentication (the refusal is on the record like any call).
 	for pattern, what := range map[string]string{
@@ -316,6 +317,12 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, sc rights
 		writeAPIError(w, err)
 		return
 	}
+	if spec.Network != nil {
+		if err := s.bindRuleSecrets(r.Context(), sc, spec.Network.Inject); err != nil { // transform.go
+			writeAPIError(w, err)
+			return
+		}
+	}
 	sb, err := s.m.Create(r.Context(), sc, spec)
 	if err != nil {
 		writeAPIError(w, err)
@@ -368,8 +375,9 @@ type sandboxInfo struct {
 }
 
 type infoNetwork struct {
-	AllowOut []string `json:"allowOut,omitempty"`
-	DenyOut  []string `json:"denyOut,omitempty"`
+	AllowOut []string             `json:"allowOut,omitempty"`
+	DenyOut  []string             `json:"denyOut,omitempty"`
+	Rules    map[string][]e2bRule `json:"rules,omitempty"` // transform.go
 }
 
 type lifecycle struct {
@@ -412,6 +420,12 @@ func info(sb sandbox.Sandbox, detail bool) sandboxInfo {
 			DenyOut: []string{allTraffic}}
 	default:
 		out.AllowInternetAccess = &no
+	}
+	if n := sb.Spec.Network; n != nil && len(n.Inject) > 0 {
+		if out.Network == nil {
+			out.Network = &infoNetwork{}
+		}
+		out.Network.Rules = infoRules(n.Inject)
 	}
 	return out
 }
@@ -573,6 +587,9 @@ func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request, sc rights.Sc
 		internet = *b.AllowInternetAccess
 	}
 	n, err := networkFor(internet, &b)
+	if err == nil {
+		err = s.bindRuleSecrets(r.Context(), sc, n.Inject) // transform.go
+	}
 	if err != nil {
 		writeAPIError(w, err)
 		return

@@ -71,7 +71,7 @@ func TestControlPlane(t *testing.T) {
 		// This stack has no sandbox networking: the change reaches the
 		// manager, which says so (internal/network tests the policies).
 		{"network: reaches the manager", "PUT", "/sandboxes/" + id + "/network", jsonKey, `{"allow_internet_access":false}`, 501, "no sandbox networking"},
-		{"network: rules", "PUT", "/sandboxes/" + id + "/network", jsonKey, `{"rules":{"a.com":[]}}`, 501, "rules"},
+		{"network: rules for a wildcard domain", "PUT", "/sandboxes/" + id + "/network", jsonKey, `{"rules":{"*.a.com":[{"transform":{"headers":{"X-A":"1"}}}]}}`, 501, "wildcard"},
 		{"resume of a running sandbox", "POST", "/sandboxes/" + id + "/resume", jsonKey, `{}`, 409, "not paused"},
 		{"pause: unknown field", "POST", "/sandboxes/" + id + "/pause", jsonKey, `{"bogus":1}`, 400, "bogus"},
 		{"pause of another sandbox", "POST", "/sandboxes/sb-nope/pause", jsonKey, `{}`, 404, ""},

@@ -10,16 +10,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/e2b"
-	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/tenant"
 	"github.com/paddockhq/paddock/internal/testenv"
-	"github.com/paddockhq/paddock/internal/testenv/netlab"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -35,16 +32,6 @@ type stack struct {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	e := testenv.New(t, testenv.Options{})
-	return &stack{Env: e, URL: e.Server.URL}
-}
-
-// newNetStack is a stack with serve's sandbox network, built in a network
-// namespace of the test's own (so internet access can be given).
-func newNetStack(t *testing.T) *stack {
-	t.Helper()
-	ns := netlab.New(t)
-	e := testenv.New(t, testenv.Options{NetworkConfig: &server.NetworkConfig{HostNS: ns.Path(), Upstreams: []netip.AddrPort{}},
-		PortsDomain: urlsDomain}) // getHost's names (ports_linux_test.go)
 	return &stack{Env: e, URL: e.Server.URL}
 }
 

@@ -24,8 +24,8 @@ import (
 //     sandbox's internet choice at create stays, so {} gives a sandbox
 //     created with internet its full access back.
 //
-// Request transforms, egress proxies, and the URL options Paddock does not
-// implement are refused, never ignored. allowPublicTraffic and maskRequestHost are ports.go's.
+// Request transforms are transform.go's. Egress proxies and the URL
+// options Paddock does not implement are refused, never ignored. allowPublicTraffic and maskRequestHost are ports.go's.
 
 // internetLabel keeps, on the sandbox, its internet choice at create (what
 // updates start from). It is Paddock's, not the user's: hidden from E2B's
@@ -82,14 +82,28 @@ func userMetadata(labels map[string]string) map[string]string {
 	return out
 }
 
-// networkFor maps an internet choice and E2B's egress lists onto a Paddock
-// network policy.
+// networkFor maps an internet choice, E2B's egress lists and its
+// transform rules (transform.go) onto a Paddock network policy.
 func networkFor(internet bool, n *e2bNetwork) (*sandbox.Network, error) {
+	out, err := egressFor(internet, n)
+	if err != nil || n == nil {
+		return out, err
+	}
+	if out.Inject, err = transformRules(n.Rules); err != nil {
+		return nil, err
+	}
+	if err := checkRuleReach(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// egressFor maps an internet choice and E2B's egress lists onto a Paddock
+// network policy (without rules).
+func egressFor(internet bool, n *e2bNetwork) (*sandbox.Network, error) {
 	var allow, deny []string
 	if n != nil {
 		switch {
-		case present(n.Rules):
-			return nil, errs.New(errs.CodeUnsupported, "network.rules (request transforms) are not supported; Paddock injects secrets with its own egress proxy")
 		case present(n.EgressProxy):
 			return nil, errs.New(errs.CodeUnsupported, "network.egressProxy is not supported by Paddock")
 		case len(n.HTTPSPorts) > 0:

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,10 @@ import (
 // sdkVersion is the e2b npm package the test pins (with its whole
 // dependency tree, in testdata/npm/e2b/package-lock.json).
 const sdkVersion = "2.51.0"
+
+// sdkSecret is the secret the script stores with Secret.create and uses in
+// a network rule's header; it must never be found in the sandbox.
+const sdkSecret = "sdksecret-0b8e2f4c6a1d9e37-never-in-the-sandbox"
 
 // installSDK installs the unmodified e2b SDK with npm ci (once per
 // machine, in the temp dir) and returns the directory to run scripts in.
@@ -37,7 +42,11 @@ func TestSDK(t *testing.T) {
 		t.Skip("installs the e2b SDK and runs Node")
 	}
 	dir := installSDK(t)
-	s, tplEnv := newSDKStack(t) // internet by default, and updateNetwork, as in E2B; a registry for Template.build
+	// Internet by default, and updateNetwork, as in E2B; echo.test is the
+	// lab's echo server (echolab_linux_test.go), for network rules; a
+	// registry for Template.build.
+	lab := newEchoLab(t, "Bearer "+sdkSecret)
+	s, tplEnv := lab.sdkStack(t)
 	key := s.key(t, "sdk")
 	script, err := os.ReadFile(filepath.Join("testdata", "sdk.mjs"))
 	if err != nil {
@@ -53,7 +62,8 @@ func TestSDK(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "node", run)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "E2B_API_URL="+s.URL, "E2B_SANDBOX_URL="+s.URL, "E2B_API_KEY="+key.Key,
-		"E2B_DOMAIN=paddock.invalid", "E2B_DEBUG=false")
+		"E2B_DOMAIN=paddock.invalid", "E2B_DEBUG=false",
+		"PADDOCK_ECHO_URL=https://"+echoHost+"/", "PADDOCK_SECRET_VALUE="+sdkSecret) // the script's network-rules block
 	cmd.Env = append(cmd.Env, tplEnv...)
 	out, err := cmd.CombinedOutput()
 	var id string
@@ -76,6 +86,22 @@ func TestSDK(t *testing.T) {
 		t.Fatalf("only %d steps passed", passed)
 	}
 	requireEveryStep(t, "sdk.mjs", out) // the feature table's checks (featuretable_test.go)
+
+	// The echo server got the secret in the rule's header, and nothing
+	// once the rules were cleared (the script checks its verdicts).
+	var traces []string
+	for _, r := range lab.requests() {
+		traces = append(traces, r.Trace)
+		if want := "Bearer " + sdkSecret; r.Trace != "" && (r.Auth != want || !r.TLS) {
+			t.Errorf("the echo server got %+v, want Authorization %q over TLS", r, want)
+		}
+	}
+	if strings.Join(traces, ",") != "sdk-create,sdk-update," {
+		t.Errorf("the echo server saw the traces %q, want sdk-create, sdk-update and one without rules", traces)
+	}
+	if raw, _ := json.Marshal(s.AuditRecords(audit.Query{Limit: 100000})); strings.Contains(string(raw), sdkSecret) {
+		t.Error("the audit log holds the secret's value")
+	}
 
 	// The audit trail: the manager's events for the sandbox, attributed
 	// to the key and its tenant, and the API requests of both APIs.

@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/rights"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	"github.com/paddockhq/paddock/internal/secret"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -77,6 +78,10 @@ type Options struct {
 	// MaxTemplateContext bounds one upload and one build's COPY files
 	// together (0, or more than 512 MiB: 512 MiB).
 	MaxTemplateContext int64
+	// Secrets is the tenant secret store behind E2B's /secrets and the
+	// ${e2b.secrets.NAME} placeholders of network rules (secrets.go,
+	// transform.go); nil: both are refused as unsupported.
+	Secrets *secret.Store
 }
 
 // Server is the E2B-compatible API.
@@ -161,6 +166,7 @@ var MountPatterns = []string{
 	"/sandboxes", "/sandboxes/", "/v2/sandboxes", "/v2/sandboxes/",
 	"/snapshots", "/templates/", // snapshots (state.go), template builds (tplapi.go)
 	"/v3/templates", "/v2/templates/",
+	"/secrets", "/secrets/", // secrets (secrets.go)
 	"/health", "/files", "/process.Process/", "/filesystem.Filesystem/",
 	"/execute", "/contexts", "/contexts/", // the code interpreter (code.go)
 }

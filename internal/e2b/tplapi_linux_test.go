@@ -8,7 +8,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"github.com/paddockhq/paddock/internal/oci/ocitest"
 	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/testenv"
-	"github.com/paddockhq/paddock/internal/testenv/netlab"
 )
 
 // tplBase serves a busybox image from a local registry (what CI can
@@ -58,17 +56,6 @@ func tplContext(t *testing.T) string {
 		}
 	}
 	return dir
-}
-
-// newSDKStack is newNetStack with a registry for template builds, and the
-// environment that turns on the SDK script's template block.
-func newSDKStack(t *testing.T) (*stack, []string) {
-	t.Helper()
-	ref, tc := tplBase(t)
-	ns := netlab.New(t)
-	e := testenv.New(t, testenv.Options{NetworkConfig: &server.NetworkConfig{HostNS: ns.Path(), Upstreams: []netip.AddrPort{}},
-		PortsDomain: urlsDomain, Templates: tc})
-	return &stack{Env: e, URL: e.Server.URL}, []string{"E2B_TEMPLATE_BASE=" + ref, "E2B_TEMPLATE_CONTEXT=" + tplContext(t)}
 }
 
 // gzTar is a gzip'd tar of files (name → body; a name ending in / is a

@@ -16,7 +16,7 @@ import (
 
 // Rule is one entry of a sandbox spec's network.inject: HTTPS requests
 // the sandbox sends to Host get header Header set to Value, a template
-// whose {secret:NAME} placeholders are the tenant's secrets. Whatever the
+// whose {secret:NAME} placeholders (if any) are the tenant's secrets. Whatever the
 // sandbox itself put in that header is replaced. Host is a name, for port
 // 443, or "name:port" for another port.
 type Rule struct {
@@ -171,8 +171,9 @@ type part struct{ lit, ref string }
 const refOpen = "{secret:"
 
 // ParseTemplate parses a header value template: literal text (valid in
-// an HTTP header value) and at least one {secret:NAME}. A "{" that does
-// not open "{secret:" is literal.
+// an HTTP header value) and {secret:NAME} placeholders. A value without
+// any sets a fixed header (E2B's transform headers are mostly such). A
+// "{" that does not open "{secret:" is literal.
 func ParseTemplate(s string) (Template, error) {
 	if len(s) > MaxTemplateBytes {
 		return Template{}, fmt.Errorf("at most %d bytes", MaxTemplateBytes)
@@ -203,9 +204,6 @@ func ParseTemplate(s string) (Template, error) {
 		}
 		t.parts = append(t.parts, part{ref: name})
 		rest = rest[j+1:]
-	}
-	if refs == 0 {
-		return Template{}, errors.New("the value must use a secret: {secret:NAME}")
 	}
 	for _, p := range t.parts {
 		if p.ref == "" && !httpguts.ValidHeaderFieldValue(p.lit) {

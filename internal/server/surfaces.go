@@ -118,7 +118,8 @@ func (s *Server) openE2B(mounts map[string]http.Handler) {
 	}
 	o := e2b.Options{Log: s.log, Manager: s.Manager, Auth: s.Auth, Tokens: s.Auth, Templates: s.Templates,
 		RateLimit: s.rateLimit(), DefaultInternet: s.e2bDefaultInternet(), PortsDomain: s.cfg.PortsDomain,
-		MaxTemplateContext: s.cfg.MaxUploadBytes}
+		MaxTemplateContext: s.cfg.MaxUploadBytes,
+		Secrets:            s.Secrets} // nil: E2B's /secrets and rules naming secrets answer unsupported
 	if s.TemplateService != nil && s.cfg.DataDir != "" {
 		// E2B's template build API (Template.build): uploads staged in
 		// DATA/e2b-template-files.

@@ -449,6 +449,63 @@ await step('a sandbox killed during a command: "killed or reached its end of lif
   assert.equal(await Sandbox.kill(doomed.sandboxId), true)
   await assert.rejects(h.wait(), (e) => /killed or reached its end of life/.test(e.message) || assert.fail(e.message))
 })
+// ---- Network transform headers and E2B secrets (issue 19, e2bnet19) ----
+// The Go test runs an echo server (echo.test, in a namespace it made) that
+// answers {trace, auth} — a verdict on Authorization, never its value —
+// and checks afterwards what it was sent.
+async function transformsAndSecrets() {
+  const { Secret } = await import('e2b')
+  const url = process.env.PADDOCK_ECHO_URL
+  const value = process.env.PADDOCK_SECRET_VALUE
+  assert.ok(url && value, 'the Go test gives PADDOCK_ECHO_URL and PADDOCK_SECRET_VALUE')
+  const host = new URL(url).hostname
+  const name = 'sdk-echo-token'
+  const info = await Secret.create(name, value)
+  assert.equal(info.name, name)
+  assert.equal(info.version, 1)
+  assert.equal(await Secret.exists(name), true)
+  assert.equal(await Secret.exists('sdk-no-such-secret'), false)
+  await assert.rejects(Secret.create(name, 'again'), /exists/)
+  const listed = await Secret.list().nextItems()
+  assert.ok(listed.some((x) => x.name === name), JSON.stringify(listed))
+  assert.ok(!JSON.stringify([info, listed, await Secret.getInfo(name)]).includes(value), 'no answer carries the value')
+  const rules = (trace) => ({ [host]: [{ transform: { headers: { Authorization: `Bearer ${Secret.fill(name)}`, 'X-Paddock-Trace': trace } } }] })
+  const sb = await Sandbox.create({ timeoutMs: 120_000, network: { rules: rules('sdk-create') } })
+  try {
+    const get = async (flags = '') => {
+      const r = await sb.commands.run(`curl -sS -m 10 ${flags} ${url}`)
+      assert.ok(!(r.stdout + r.stderr).includes(value), 'a response showed the sandbox the value')
+      return JSON.parse(r.stdout)
+    }
+    assert.deepEqual(await get(), { trace: 'sdk-create', auth: 'match' })
+    const shown = (await sb.getInfo()).network?.rules?.[host]?.[0]?.transform?.headers
+    assert.deepEqual(shown, { Authorization: `Bearer ${Secret.fill(name)}`, 'X-Paddock-Trace': 'sdk-create' })
+    await sb.updateNetwork({ rules: rules('sdk-update') })
+    assert.deepEqual(await get(), { trace: 'sdk-update', auth: 'match' })
+    // Positive control of the verdict: without rules the request goes out
+    // as the sandbox sent it, to the lab's own certificate (-k).
+    await sb.updateNetwork({})
+    assert.deepEqual(await get('-k'), { trace: '', auth: 'absent' })
+    // The value is nowhere in the sandbox: envs, processes, the files
+    // Paddock and the sandbox write. The search is made here, outside (the
+    // sandbox is never given the value to grep for); a planted marker is
+    // its positive control.
+    await sb.files.write('/home/user/planted.txt', 'planted-sdk-marker-41b2')
+    const dump = await sb.commands.run(`{ env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' < "$f"; echo; done
+find /etc/ssl /etc/resolv.conf /etc/hosts /tmp /home /root /run /var/tmp -xdev -type f -size -4M -exec cat {} + ; } 2>/dev/null | gzip -c | base64 -w0`)
+    const { gunzipSync } = await import('node:zlib')
+    const seen = gunzipSync(Buffer.from(dump.stdout.trim(), 'base64')).toString('latin1')
+    assert.ok(seen.length > 1000 && seen.includes('planted-sdk-marker-41b2'), 'positive control: the search sees what the sandbox holds')
+    assert.ok(!seen.includes(value), 'the secret value is in the sandbox')
+  } finally {
+    await sb.kill()
+  }
+  assert.equal(await Secret.destroy(name), true)
+  assert.equal(await Secret.destroy(name), false)
+}
+await step('network rules: transform headers with ${e2b.secrets.NAME}; the value never in the sandbox', transformsAndSecrets)
+// ---- end of network transform headers and E2B secrets ----
+
 await step('kill', async () => {
   const id = sbx.sandboxId
   assert.equal(await sbx.kill(), true)

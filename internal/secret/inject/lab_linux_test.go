@@ -3,17 +3,11 @@
 package inject_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -98,35 +92,13 @@ func newLab(t testing.TB, wantAuth string) *lab {
 	must(t, hh.RouteAdd(&netlink.Route{LinkIndex: v.Attrs().Index, Dst: ipnet(netip.MustParsePrefix("203.0.113.0/24")),
 		Gw: net.ParseIP("10.250.0.2")}))
 	must(t, oh.RouteAdd(&netlink.Route{LinkIndex: peer.Attrs().Index, Gw: net.ParseIP("10.250.0.1")}))
-	cert := l.makeCA(t, "api.test", "other.test")
+	ca := netlab.NewLabCA(t, "api.test", "other.test")
+	l.caPool, l.caPEM = ca.Pool, ca.PEM
+	cert := ca.Cert
 	l.serve(t, "203.0.113.10:443", "api.test", &cert, wantAuth)
 	l.serve(t, "203.0.113.10:80", "api.test", nil, wantAuth)
 	l.serve(t, "203.0.113.11:443", "other.test", &cert, wantAuth)
 	return l
-}
-
-func (l *lab) makeCA(t testing.TB, names ...string) tls.Certificate {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	caTpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lab CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTpl, caTpl, &caKey.PublicKey, caKey)
-	must(t, err)
-	caCert, err := x509.ParseCertificate(caDER)
-	must(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, caCert, &key.PublicKey, caKey)
-	must(t, err)
-	l.caPool = x509.NewCertPool()
-	l.caPool.AddCert(caCert)
-	l.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}
 }
 
 // serve runs one upstream server. It answers whether it got the expected

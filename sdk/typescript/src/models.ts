@@ -521,7 +521,7 @@ export interface InjectRule {
   header: string;
   /** exact host name, e.g. api.github.com */
   host: string;
-  /** template, e.g. "Bearer {secret:GITHUB_TOKEN}" (1 to 8 placeholders) */
+  /** template, e.g. "Bearer {secret:GITHUB_TOKEN}" (at most 8 placeholders; none: a fixed header) */
   value: string;
 }
 
