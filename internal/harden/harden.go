@@ -27,9 +27,11 @@ const (
 // entries removed anywhere (the sandbox owns its whole root), but writing or
 // truncating an existing file is granted only beneath WritableTrees and on
 // the exact WritableFiles (device nodes such as /dev/null). Paths that do not
-// exist are skipped. The effect is that /proc and /sys — sysrq-trigger,
-// core_pattern, /proc/self/mem and friends — cannot be opened for writing
-// even by the sandbox's root.
+// exist are skipped. With trees that leave out /proc and /sys, those —
+// sysrq-trigger, core_pattern, /proc/self/mem and friends — cannot be opened
+// for writing even by the sandbox's root (a Pod's rules). A tree of "/"
+// covers them too: a native sandbox grants it and closes /proc, /sys and
+// /dev by read-only mounts instead (internal/guest/agent, fsRules).
 //
 // Paths must be absolute; a WritableFiles entry must not be a directory.
 // Anything opened for writing after RestrictFS needs a rule, including

@@ -58,8 +58,9 @@ func RestrictFS(r FSRules) error {
 	}
 
 	// Read, execute, create and remove anywhere; write and truncate only
-	// beneath the writable paths. This keeps /proc and /sys closed for
-	// writing even to the sandbox's root: /proc/sys/kernel/core_pattern (a
+	// beneath the writable paths. Trees that leave /proc and /sys out (a
+	// Pod's) keep them closed for writing even to the sandbox's root; a
+	// native sandbox grants "/" and closes them with read-only mounts: /proc/sys/kernel/core_pattern (a
 	// "|program" there runs as host root — the privileged-container
 	// escape), /proc/sysrq-trigger (crash or reboot the host),
 	// /proc/PID/mem (CVE-2012-0056, Mempodipper). IOCTL_DEV stays granted:

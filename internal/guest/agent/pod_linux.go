@@ -278,7 +278,7 @@ func podLockDown(mark func(string), beforeCaps func() error) error {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	mark("nnp")
-	if err := harden.RestrictFS(fsRules()); err != nil {
+	if err := harden.RestrictFS(podFSRules()); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	mark("landlock")

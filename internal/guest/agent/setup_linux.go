@@ -78,7 +78,7 @@ func setupFS(cfg *guestapi.Config, dirs setupDirs) (execDir, memDir int, err err
 	}{
 		{"proc", 0o555, 0}, {"dev", 0o755, 0}, {"tmp", 0o1777, 0}, {"workspace", 0o777, 0},
 		{"root", 0o700, 0}, {"home", 0o755, 0}, {"home/user", 0o755, 1000}, {"etc", 0o755, 0},
-		{"var/tmp", 0o1777, 0}, {"run", 0o755, 0},
+		{"var/tmp", 0o1777, 0}, {"run", 0o755, 0}, {"sys", 0o555, 0},
 	} {
 		p := filepath.Join(root, d.p)
 		if _, err := os.Lstat(p); err == nil {
@@ -92,6 +92,12 @@ func setupFS(cfg *guestapi.Config, dirs setupDirs) (execDir, memDir int, err err
 	}
 	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return -1, -1, fmt.Errorf("mount /proc: %w", err)
+	}
+	if err := maskProc(filepath.Join(root, "proc")); err != nil {
+		return -1, -1, err
+	}
+	if err := emptySys(filepath.Join(root, "sys")); err != nil {
+		return -1, -1, err
 	}
 	if err := setupDev(root, cfg.ShmBytes); err != nil {
 		return -1, -1, err
@@ -200,6 +206,82 @@ func setupDev(root string, shm int64) error {
 			return err
 		}
 	}
+	// Landlock grants writes on "/" (fsRules), so /dev's own tmpfs is made
+	// read-only: no new entries beside the nodes above (a planted "device"
+	// name a program trusts). The bound nodes, /dev/pts and /dev/shm are
+	// mounts of their own and stay writable.
+	if err := unix.Mount("", dev, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("read-only /dev: %w", err)
+	}
+	return nil
+}
+
+// maskedProcFiles are /proc files covered with /dev/null and
+// maskedProcDirs directories covered with an empty read-only tmpfs, as
+// runc masks them: kernel memory and addresses (/proc/kcore, the
+// KASLR-defeating timer_list and sched_debug), other processes' keys
+// (/proc/keys) and hardware interfaces (acpi, scsi, asound). Reads, not
+// writes: every write under /proc (sysrq-trigger, sys/, PID/mem) is
+// refused by the read-only proc mount (readOnlyProc); a write to a masked
+// file lands in /dev/null.
+var (
+	maskedProcFiles = []string{"kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug"}
+	maskedProcDirs  = []string{"acpi", "asound", "scsi"}
+)
+
+// maskProc covers maskedProcFiles and maskedProcDirs in the proc mounted
+// at procDir. Entries this kernel lacks are skipped.
+func maskProc(procDir string) error {
+	for _, f := range maskedProcFiles {
+		p := filepath.Join(procDir, f)
+		if fi, err := os.Lstat(p); err != nil || fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("/dev/null", p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask /proc/%s: %w", f, err)
+		}
+	}
+	for _, d := range maskedProcDirs {
+		p := filepath.Join(procDir, d)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("paddock", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+			return fmt.Errorf("mask /proc/%s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// emptySys covers /sys with an empty read-only tmpfs. The sandbox has no
+// sysfs of its own (its network namespace belongs to the host's user
+// namespace, so it could not mount one), and with Landlock granting writes
+// on "/" nothing may be planted where programs look for kernel interfaces
+// (/sys/fs/cgroup, /sys/kernel/...: the sysfs-write escape class, e.g.
+// uevent_helper, which a writable host sysfs would run as host root).
+func emptySys(sysDir string) error {
+	if err := unix.Mount("paddock", sysDir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+		return fmt.Errorf("mount /sys: %w", err)
+	}
+	return nil
+}
+
+// readOnlyProc makes the sandbox's /proc mount read-only. It is what keeps
+// /proc closed for writing now that Landlock grants writes on "/" (a
+// Landlock rule cannot exclude a subtree): /proc/sys (core_pattern and
+// poweroff_cmd: "|program" runs as host root — the privileged-container
+// escape; the IPC and mqueue limits the sandbox's root owns), /proc/PID/mem
+// of the workload itself and of its siblings (CVE-2012-0056, Mempodipper;
+// with ptrace refused by seccomp, the ptrace-equivalent write),
+// /proc/PID/{oom_score_adj,attr,...}. Opening a regular file for writing or
+// truncating one on a read-only mount fails with EROFS on every
+// filesystem, proc included; magic links (/proc/self/fd/N, /dev/stdout)
+// reach their targets' mounts and keep working. The agent makes its own
+// /proc writes (userBudgets) before this.
+func readOnlyProc() error {
+	if err := unix.Mount("", "/proc", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("read-only /proc: %w", err)
+	}
 	return nil
 }
 
@@ -227,6 +309,9 @@ func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, 
 		return fmt.Errorf("limit nested user namespaces: %w", err)
 	}
 	if err := userBudgets(); err != nil {
+		return err
+	}
+	if err := readOnlyProc(); err != nil {
 		return err
 	}
 	if err := unix.Chdir("/workspace"); err != nil {
@@ -268,9 +353,23 @@ func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, 
 	return nil
 }
 
-// fsRules lets files be written anywhere in the sandbox's own tree except
-// /proc, /sys and /dev (other than the harmless device nodes).
+// fsRules lets files be written anywhere in the sandbox's tree, "/"
+// itself included: a RUN step or an agent may make /app or write /new.txt.
+// A Landlock rule cannot exclude a subtree, so /proc, /sys and /dev are
+// closed by their mounts instead (readOnlyProc, maskProc, emptySys, the
+// read-only /dev tmpfs in setupDev; the posture test reads them back).
 func fsRules() harden.FSRules {
+	return harden.FSRules{WritableTrees: []string{"/"}}
+}
+
+// podFSRules are a Pod's rules. There the agent cannot mount (the
+// container holds no CAP_SYS_ADMIN), /proc is the container runtime's and
+// its /proc/PID/mem writable, so Landlock itself keeps /proc, /sys and /dev
+// closed for writing (CVE-2012-0056 class; the core_pattern and
+// sysrq-trigger host escapes): files are written only beneath the
+// top-level entries / had when the agent started, and on the harmless
+// device nodes.
+func podFSRules() harden.FSRules {
 	var r harden.FSRules
 	entries, _ := os.ReadDir("/")
 	for _, e := range entries {

@@ -145,24 +145,37 @@ func TestPosture(t *testing.T) {
 	})
 
 	t.Run("mounts", func(t *testing.T) {
-		res := e.Sh(sb.ID, `awk '{print $2, $3}' /proc/self/mounts`)
+		res := e.Sh(sb.ID, `awk '{print $2, $3, $4}' /proc/self/mounts`)
 		mounts := map[string]string{}
+		opts := map[string]string{}
 		for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
-			if f := strings.Fields(line); len(f) == 2 {
+			if f := strings.Fields(line); len(f) == 3 {
 				mounts[f[0]] = f[1]
+				opts[f[0]] = strings.Split(f[2], ",")[0]
 			}
 		}
 		want := map[string]string{"/": "overlay", "/usr": "overlay", "/proc": "proc", "/dev": "tmpfs",
-			"/dev/pts": "devpts", "/dev/shm": "tmpfs", "/dev/null": "devtmpfs"}
+			"/dev/pts": "devpts", "/dev/shm": "tmpfs", "/dev/null": "devtmpfs", "/sys": "tmpfs"}
 		for p, fs := range want {
 			if mounts[p] != fs {
 				t.Errorf("mount %s is %q, want %s (all: %v)", p, mounts[p], fs, mounts)
 			}
 		}
-		for p := range mounts {
-			if strings.HasPrefix(p, e.Data) || p == "/sys" {
+		// Landlock grants writes on "/" (fsRules); /proc, /sys and /dev are
+		// closed by their mounts: read-only, while the root, the device
+		// nodes' own mounts, /dev/pts and /dev/shm stay writable.
+		for p, o := range map[string]string{"/": "rw", "/proc": "ro", "/sys": "ro", "/dev": "ro", "/dev/shm": "rw", "/dev/pts": "rw", "/dev/null": "rw"} {
+			if opts[p] != o {
+				t.Errorf("mount %s is %q, want %s", p, opts[p], o)
+			}
+		}
+		for p, fs := range mounts {
+			if strings.HasPrefix(p, e.Data) || (strings.HasPrefix(p, "/sys/") && fs == "sysfs") {
 				t.Errorf("unexpected mount %s", p)
 			}
+		}
+		if res := e.Sh(sb.ID, `ls -A /sys | wc -l`); strings.TrimSpace(res.Stdout) != "0" {
+			t.Errorf("/sys is not empty: %q", res.Stdout)
 		}
 		// /dev/shm is sized from the spec: half the memory.
 		res = e.Sh(sb.ID, `df -k /dev/shm | tail -1 | awk '{print $2}'`)
@@ -201,17 +214,60 @@ func TestPosture(t *testing.T) {
 		}
 	})
 
-	t.Run("proc-not-writable", func(t *testing.T) {
-		// As root natively the write-open succeeds (positive control); in
-		// the sandbox Landlock and the user namespace refuse it.
-		f, err := os.OpenFile("/proc/sys/kernel/core_pattern", os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatalf("positive control: %v", err)
+	t.Run("proc-sys-dev-not-writable", func(t *testing.T) {
+		// As root natively the write-opens succeed (positive control); in
+		// the sandbox the read-only /proc, /sys and /dev mounts refuse them
+		// (Landlock grants writes on "/"). /proc/sys/kernel/shmmax belongs to
+		// the sandbox's own IPC namespace, whose root is the sandbox's root:
+		// only the mount refuses it.
+		for _, p := range []string{"/proc/sys/kernel/core_pattern", "/proc/sys/kernel/shmmax", "/proc/self/mem"} {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatalf("positive control: %v", err)
+			}
+			f.Close()
 		}
-		f.Close()
-		res := e.Sh(sb.ID, `: > /proc/sys/kernel/core_pattern && echo OPENED; : > /proc/self/attr/current 2>/dev/null && echo ATTR; true`)
-		if strings.Contains(res.Stdout, "OPENED") {
-			t.Fatalf("core_pattern writable from the sandbox: %q %q", res.Stdout, res.Stderr)
+		if fi, err := os.Stat("/proc/sysrq-trigger"); err != nil || fi.Mode().Perm()&0o200 == 0 {
+			t.Logf("this kernel has no writable /proc/sysrq-trigger: %v", err)
+		}
+		probe := func(uid string) string {
+			res, err := e.Client.Exec(t.Context(), sb.ID, execReq(uid, "sh", "-c", `for p in /proc/sys/kernel/core_pattern /proc/sys/kernel/shmmax /proc/sys/user/max_user_namespaces /proc/sysrq-trigger /proc/self/mem /proc/1/mem /proc/self/oom_score_adj /proc/self/attr/current /proc/self/comm; do
+				[ -e $p ] || continue; true >> $p 2>/dev/null && echo "OPENED $p"; done
+				for p in /sys/kernel/uevent_helper /sys/x /dev/x /proc/x; do true > $p 2>/dev/null && echo "CREATED $p"; done
+				mkdir /sys/fs 2>/dev/null && echo "MKDIR /sys/fs"
+				[ -s /proc/kcore ] && echo "KCORE"; [ -s /proc/timer_list ] && echo "TIMER_LIST"
+				true > /dev/null && echo devnull; true > /dev/shm/ok-$(id -u) && echo shm; true > /workspace/ok-$(id -u) && echo workspace; true`))
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("%s: %v %+v", uid, err, res)
+			}
+			return res.Stdout
+		}
+		for _, uid := range []string{"root", "user"} {
+			out := probe(uid)
+			// Positive controls: writes elsewhere work.
+			for _, w := range []string{"devnull", "shm", "workspace"} {
+				if !strings.Contains(out, w+"\n") {
+					t.Errorf("%s: positive control: writing %s failed: %q", uid, w, out)
+				}
+			}
+			for _, bad := range []string{"OPENED", "CREATED", "MKDIR", "KCORE", "TIMER_LIST"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s: %q", uid, out)
+				}
+			}
+		}
+		// The errno is the mount's, EROFS (not a permission check).
+		if res := e.Sh(sb.ID, `true >> /proc/sys/kernel/shmmax`); !strings.Contains(res.Stderr, "Read-only file system") {
+			t.Errorf("shmmax write: want EROFS, got %q", res.Stderr)
+		}
+	})
+
+	t.Run("top-level-writes", func(t *testing.T) {
+		// Landlock grants writes on "/": new top-level directories and files
+		// work for the sandbox's root (a Dockerfile's RUN mkdir /app).
+		res := e.Sh(sb.ID, `mkdir /app && echo x > /app/f && echo y > /new.txt && mkdir -p /data/a/b && echo z > /data/a/b/c && cat /app/f /new.txt /data/a/b/c && rm -r /app /new.txt /data`)
+		if res.ExitCode != 0 || res.Stdout != "x\ny\nz\n" {
+			t.Fatalf("top-level writes: %+v", res)
 		}
 	})
 

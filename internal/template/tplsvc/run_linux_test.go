@@ -65,7 +65,8 @@ func TestTemplateBuildRun(t *testing.T) {
 		// A directory replaced in a later step: an opaque one in its layer.
 		"RUN mkdir sub && echo old > sub/o\nRUN rm -rf sub && mkdir sub && echo new > sub/n\n" +
 		"RUN echo \"$GREETING\" > made.txt && rm /srv/hello && grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status > posture.txt && cat /proc/self/uid_map > uidmap.txt && " +
-		"ls -ldn / > rootdir.txt && mkdir /newtop && { echo x 2>/dev/null > /newtop/f && echo written || echo refused; } > landlock.txt\n" +
+		"ls -ldn / > rootdir.txt && mkdir /newtop && echo x > /newtop/f && echo y > /new.txt && " +
+		"{ true 2>/dev/null >> /proc/sys/kernel/shmmax && echo opened || echo refused; } > proc.txt\n" +
 		"COPY hello.txt ./\nCOPY --from=src /srv/src.txt ./\nUSER 1000\nRUN id -u > /tmp/uid.txt\n"
 	dir := writeCtx(t, map[string]string{"Dockerfile": df, "hello.txt": "built\n"})
 	tpl, evs, err := buildTpl(t, a, client.TemplateBuild{Name: "ran"}, dir)
@@ -97,17 +98,17 @@ func TestTemplateBuildRun(t *testing.T) {
 	if f := strings.Fields(um.Stdout); len(f) < 3 || f[0] != "0" || f[1] == "0" {
 		t.Fatalf("the RUN's uid map %q: its root is the host's", um.Stdout)
 	}
-	// Landlock: writes are allowed beneath the root's entries as the step
-	// started, so a directory the step just made (its own: uid 0, under a
-	// "/" that is too) takes no file. Only Landlock refuses that: the
-	// nsrunner tests, without it, write /one the same way
-	// (TestBuildFromTemplate).
-	ll, err := a.Exec(ctx, sb.ID, client.ExecRequest{User: "root", Cmd: []string{"cat", "/app/rootdir.txt", "/app/landlock.txt"}})
+	// Landlock grants writes on "/": the step made a top-level directory
+	// and wrote in it and in "/" itself (as a Dockerfile's RUN mkdir /app
+	// && ... does), and the result keeps both. /proc stays closed to the
+	// step (a read-only mount: /proc/sys/kernel/shmmax belongs to the
+	// step's own IPC namespace, so only the mount refuses it).
+	ll, err := a.Exec(ctx, sb.ID, client.ExecRequest{User: "root", Cmd: []string{"cat", "/app/rootdir.txt", "/newtop/f", "/new.txt", "/app/proc.txt"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(ll.Stdout); len(f) < 4 || f[0] != "drwxr-xr-x" || f[2] != "0" || !strings.HasSuffix(ll.Stdout, "refused\n") {
-		t.Fatalf("Landlock in the RUN sandbox: %q", ll.Stdout)
+	if f := strings.Fields(ll.Stdout); len(f) < 4 || f[0] != "drwxr-xr-x" || f[2] != "0" || !strings.HasSuffix(ll.Stdout, "\nx\ny\nrefused\n") {
+		t.Fatalf("top-level writes and /proc in the RUN sandbox: %q %q", ll.Stdout, ll.Stderr)
 	}
 	// The sandbox's own setup (/etc/hosts...) is not part of the layers.
 	if r, _ := a.Exec(ctx, sb.ID, client.ExecRequest{User: "root", Cmd: []string{"sh", "-c", "grep -c build /etc/hostname; true"}}); strings.TrimSpace(r.Stdout) != "0" {
