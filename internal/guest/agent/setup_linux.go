@@ -288,7 +288,7 @@ func fsRules() harden.FSRules {
 	return r
 }
 
-// loopbackUp brings up lo in the sandbox's new network namespace.
+// loopbackUp brings up lo in the sandbox's network namespace.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -301,6 +301,11 @@ func loopbackUp() error {
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
 		return err
+	}
+	if ifr.Uint16()&unix.IFF_UP != 0 {
+		// A namespace the host prepared (owned by the host's user
+		// namespace: the agent may not change it) comes with lo up.
+		return nil
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
