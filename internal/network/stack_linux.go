@@ -79,10 +79,10 @@ type Stack struct {
 
 	mu    sync.Mutex
 	att   map[string]*attachment
-	used  []bool // slots
+	used  []bool               // slots
 	prep  map[uint64]*prepared // prepared namespaces by inode (prepare_linux.go)
-	next  int    // where the next slot search starts (delays reuse)
-	done  bool   // closed: the netlink handle is gone
+	next  int                  // where the next slot search starts (delays reuse)
+	done  bool                 // closed: the netlink handle is gone
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	close sync.Once
