@@ -4,7 +4,6 @@ package network
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/harden"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
 
@@ -165,7 +165,7 @@ func NewLoopbackNS() (int, error) {
 			c <- res{-1, fmt.Errorf("network: new namespace: %w", err)}
 			return
 		}
-		if err := loopbackUp(); err != nil {
+		if err := harden.LoopbackUp(); err != nil {
 			unix.Close(fd)
 			c <- res{-1, fmt.Errorf("network: loopback of a new namespace: %w", err)}
 			return
@@ -174,25 +174,4 @@ func NewLoopbackNS() (int, error) {
 	}()
 	r := <-c
 	return r.fd, r.err
-}
-
-// loopbackUp brings up lo in the calling thread's network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return errors.Join(errors.New("SIOCSIFFLAGS"), err)
-	}
-	return nil
 }
