@@ -134,6 +134,7 @@ const (
 	sNet         = "paddock/create-exec-delete/network"
 	sExec        = "paddock/exec"
 	sExecConc    = "paddock/exec/concurrent"
+	sExecAcross  = "paddock/exec/across"
 	sCreateConc  = "paddock/create/concurrent"
 	sFilesUp     = "paddock/files/upload"
 	sFilesDown   = "paddock/files/download"
@@ -146,6 +147,7 @@ const (
 	sDensityHC   = "paddock/density/health"
 	sWarm        = "paddock/create-exec-delete/warm"
 	sWarmClaim   = "paddock/create/warm-claim"
+	sWarmNet     = "paddock/create-exec-delete/network/warm"
 	sPause       = "paddock/pause"            // pause.go
 	sResume      = "paddock/resume"           // pause.go
 	sPausedCPU   = "paddock/paused/cpu"       // pause.go
@@ -165,6 +167,7 @@ var scenarios = []scenario{
 	{sNet, "create → exec → delete with network allowlist (one allowed domain), cold"},
 	{sExec, "exec /bin/true in an existing sandbox, one client"},
 	{sExecConc, "exec /bin/true in one existing sandbox from C clients at once"},
+	{sExecAcross, "exec /bin/true from C clients at once, spread over C sandboxes (audited execs per second)"},
 	{sCreateConc, "creates from C parallel creators (sandboxes per second), then deleted"},
 	{sFilesUp, "upload of a 16 MiB file through the files API"},
 	{sFilesDown, "download of a 16 MiB file through the files API"},
@@ -177,6 +180,7 @@ var scenarios = []scenario{
 	{sDensityHC, "GET /healthz while N sandboxes are alive"},
 	{sWarm, "create → exec → delete claiming from a full warm pool (refill waited for, untimed)"},
 	{sWarmClaim, "the create call alone of the warm scenario (the claim)"},
+	{sWarmNet, "create → exec → delete with network allowlist claiming from a full warm pool (the network attached at the claim)"},
 	{sPause, "POST pause of a running sandbox (cgroup freeze, recorded)"},
 	{sResume, "POST resume of that paused sandbox (cgroup thaw, recorded)"},
 	{sPausedCPU, "CPU a paused sandbox (running a busy loop when paused) uses over 10 s (the sample), memory before and at the end"},
@@ -313,7 +317,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 func (r *runner) phases(ctx context.Context, rep *Report) error {
 	needCold := false
 	for n := range r.sel {
-		if n != sWarm && n != sWarmClaim {
+		if !isWarm(n) {
 			needCold = true
 		}
 	}
@@ -323,7 +327,7 @@ func (r *runner) phases(ctx context.Context, rep *Report) error {
 			errsSeen = append(errsSeen, err)
 		}
 	}
-	if (r.sel[sWarm] || r.sel[sWarmClaim]) && ctx.Err() == nil {
+	if (r.sel[sWarm] || r.sel[sWarmClaim] || r.sel[sWarmNet]) && ctx.Err() == nil {
 		if err := r.withStack(ctx, r.o.WarmPool, rep, r.warmPhase); err != nil {
 			errsSeen = append(errsSeen, err)
 		}
@@ -384,10 +388,13 @@ func (r *runner) describeTarget(ctx context.Context, st *Stack, rep *Report, poo
 	}
 }
 
+// isWarm reports whether scenario n runs on the stack with a warm pool.
+func isWarm(n string) bool { return n == sWarm || n == sWarmClaim || n == sWarmNet }
+
 // failAll records every selected scenario of the phase as failed.
 func (r *runner) failAll(pool int, err error) {
 	for n := range r.sel {
-		warm := n == sWarm || n == sWarmClaim
+		warm := isWarm(n)
 		if _, done := r.results[n]; !done && (warm == (pool > 0)) {
 			r.set(r.result(n).without(StatusFailed, "could not open the Paddock under test: "+err.Error()))
 		}

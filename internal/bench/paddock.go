@@ -22,6 +22,7 @@ func (r *runner) coldPhase(ctx context.Context, st *Stack) {
 		{[]string{sNet}, r.network},
 		{[]string{sExec}, r.execSerial},
 		{[]string{sExecConc}, r.execConcurrent},
+		{[]string{sExecAcross}, r.execAcross},
 		{[]string{sMCP}, r.mcpExec},
 		{[]string{sFilesUp, sFilesDown}, r.files},
 		{[]string{sE2BExec, sE2BFiles}, r.e2b}, // e2b.go
@@ -270,6 +271,39 @@ func (r *runner) execConcurrent(ctx context.Context, st *Stack) {
 		return execTrue(ctx, st.Client, sb.ID)
 	})
 	res.note("one sandbox with the default limits (cpu %g): its CPU quota bounds the throughput", sb.Spec.CPU)
+	r.set(r.summarize(ctx, res, samples, wall, errs, last))
+}
+
+// execAcross is the exec round trip from C clients, each into a sandbox
+// of its own: the server's exec throughput (each exec audited: intent and
+// result records), not one sandbox's CPU quota.
+func (r *runner) execAcross(ctx context.Context, st *Stack) {
+	res := r.result(sExecAcross)
+	res.Concurrency = r.o.Concurrency
+	ids := make([]string, 0, r.o.Concurrency)
+	defer func() {
+		for _, id := range ids {
+			_ = r.remove(ctx, st, id)
+		}
+	}()
+	for range r.o.Concurrency {
+		sb, err := r.create(ctx, st, r.spec())
+		if err != nil {
+			r.set(res.without(StatusFailed, "create: "+err.Error()))
+			return
+		}
+		ids = append(ids, sb.ID)
+		if err := execTrue(ctx, st.Client, sb.ID); err != nil {
+			r.set(res.without(StatusFailed, "warm-up exec: "+err.Error()))
+			return
+		}
+	}
+	total := max(r.o.Runs, r.o.Concurrency)
+	r.prog.start(sExecAcross, total)
+	samples, wall, errs, last := r.parallel(ctx, r.o.Concurrency, total, func(ctx context.Context, i int) error {
+		return execTrue(ctx, st.Client, ids[i%len(ids)])
+	})
+	res.note("%d sandboxes, the execs spread over them in turn; every exec writes its audit records", len(ids))
 	r.set(r.summarize(ctx, res, samples, wall, errs, last))
 }
 

@@ -142,7 +142,7 @@ func TestSelect(t *testing.T) {
 		wantErr bool
 	}{
 		{"nothing is everything", nil, Names(), false},
-		{"exact", []string{sExec}, []string{sExec, sExecConc}, false},
+		{"exact", []string{sExec}, []string{sExec, sExecConc, sExecAcross}, false},
 		{"a group", []string{"peer"}, []string{sBwrap, sBwrapDev, sRunc, sRunsc}, false},
 		{"slashes and spaces trimmed", []string{" peer/bwrap/ "}, []string{sBwrap, sBwrapDev}, false},
 		{"run order, no duplicates", []string{sDensity, "floor", sDensity}, []string{sFloor, sDensity, sDensityExec, sDensityHC}, false},

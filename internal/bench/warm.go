@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/paddockhq/paddock/client"
 )
 
 // warmPhase measures create→exec→delete claiming from a full warm pool,
@@ -13,15 +16,32 @@ import (
 // Iterations that were nevertheless not served from the pool are left out
 // of the numbers and counted in a note.
 func (r *runner) warmPhase(ctx context.Context, st *Stack) {
-	full := r.result(sWarm)
-	claim := r.result(sWarmClaim)
+	if r.sel[sWarm] || r.sel[sWarmClaim] {
+		r.warmRun(ctx, st, sWarm, sWarmClaim, r.spec())
+	}
+	if r.sel[sWarmNet] && ctx.Err() == nil {
+		if why := r.networkUnavailable(ctx, st); why != "" {
+			r.set(r.result(sWarmNet).without(StatusUnavailable, why))
+			return
+		}
+		spec := r.spec()
+		spec.Network = netSpec()
+		r.warmRun(ctx, st, sWarmNet, "", spec)
+	}
+}
+
+// warmRun is the one-shot of spec claiming from the pool, reported as
+// fullName, and its create call alone as claimName ("": not reported).
+func (r *runner) warmRun(ctx context.Context, st *Stack, fullName, claimName string, spec client.Spec) {
+	full := r.result(fullName)
+	claim := r.result(cmp.Or(claimName, fullName))
 	var whole, claims []time.Duration
 	var errs, misses, waitTimeouts int
 	var last error
 	wait := 100 * time.Millisecond // a server without Live: adaptive settle
 	iter := func(ctx context.Context) (bool, error) {
 		t0 := time.Now()
-		sb, err := r.create(ctx, st, r.spec())
+		sb, err := r.create(ctx, st, spec)
 		if err != nil {
 			return false, fmt.Errorf("create: %w", err)
 		}
@@ -41,16 +61,20 @@ func (r *runner) warmPhase(ctx context.Context, st *Stack) {
 	}
 	if err := r.waitPool(ctx, st, wait); err != nil {
 		r.set(full.without(StatusFailed, err.Error()))
-		r.set(claim.without(StatusFailed, err.Error()))
+		if claimName != "" {
+			r.set(claim.without(StatusFailed, err.Error()))
+		}
 		return
 	}
 	if _, err := iter(ctx); err != nil { // warm-up, untimed
 		r.set(full.without(StatusFailed, "warm-up: "+err.Error()))
-		r.set(claim.without(StatusFailed, "warm-up: "+err.Error()))
+		if claimName != "" {
+			r.set(claim.without(StatusFailed, "warm-up: "+err.Error()))
+		}
 		return
 	}
 	whole, claims = nil, nil
-	r.prog.start(sWarm, r.o.Runs)
+	r.prog.start(fullName, r.o.Runs)
 	for i := 0; i < r.o.Runs && ctx.Err() == nil; i++ {
 		if err := r.waitPool(ctx, st, wait); err != nil {
 			waitTimeouts++
@@ -93,7 +117,9 @@ func (r *runner) warmPhase(ctx context.Context, st *Stack) {
 		full, claim = full.without(StatusUnavailable, why), claim.without(StatusUnavailable, why)
 	}
 	r.set(full)
-	r.set(claim)
+	if claimName != "" {
+		r.set(claim)
+	}
 }
 
 // warmGiveUp is how many misses in a row, with no hit yet, end the warm

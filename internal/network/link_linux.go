@@ -29,6 +29,12 @@ func (s *Stack) createLink(slot Slot, pid int) error {
 		return fmt.Errorf("network: the sandbox's namespace: %w", err)
 	}
 	defer sbns.Close()
+	return s.createLinkIn(slot, sbns)
+}
+
+// createLinkIn is createLink into the namespace sbns (a sandbox's, or one
+// prepared for a sandbox: prepare_linux.go).
+func (s *Stack) createLinkIn(slot Slot, sbns netns.NsHandle) error {
 	la := netlink.NewLinkAttrs()
 	la.Name = slot.IfName
 	la.Flags = net.FlagUp

@@ -79,9 +79,10 @@ type Stack struct {
 
 	mu    sync.Mutex
 	att   map[string]*attachment
-	used  []bool // slots
-	next  int    // where the next slot search starts (delays reuse)
-	done  bool   // closed: the netlink handle is gone
+	used  []bool               // slots
+	prep  map[uint64]*prepared // prepared namespaces by inode (prepare_linux.go)
+	next  int                  // where the next slot search starts (delays reuse)
+	done  bool                 // closed: the netlink handle is gone
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	close sync.Once
@@ -177,6 +178,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		o.Upstreams = hostResolvers("/etc/resolv.conf")
 	}
 	s := &Stack{o: o, log: o.Log, plan: plan, db: attachStore{o.DB}, att: map[string]*attachment{},
+		prep: map[uint64]*prepared{},
 		used: make([]bool, slots), stop: make(chan struct{}), ns: ns, anchor: anchor,
 		rules: ruleset{table: o.Table, prefix: plan.Prefix, proxyPort: o.ProxyPort, dnsPort: o.DNSPort}}
 	for _, a := range anchor {
@@ -267,6 +269,7 @@ func (s *Stack) SetSetupHook(h SetupHook) { s.hook.Store(&h) }
 // them.
 func (s *Stack) Close() error {
 	s.close.Do(func() {
+		s.releasePrepared()
 		s.mu.Lock()
 		s.done = true // a closed handle would act on the process's own namespace
 		idle := len(s.att) == 0
@@ -409,11 +412,22 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 			return runtime.NetSetup{}, err
 		}
 	}
+	// A sandbox started in a prepared namespace has its interface
+	// already: only the row and the policy remain.
+	pre := s.takePrepared(pid)
+	if pre != nil {
+		defer unix.Close(pre.fd) // the sandbox holds its namespace now
+	}
 	s.mu.Lock()
-	slot, ok := s.alloc()
-	if !ok {
-		s.mu.Unlock()
-		return runtime.NetSetup{}, errs.New(errs.CodeLimit, "the sandbox network has no free addresses (pool %s)", s.plan.V4)
+	var slot int
+	if pre != nil {
+		slot = pre.slot.Index
+	} else {
+		var ok bool
+		if slot, ok = s.alloc(); !ok {
+			s.mu.Unlock()
+			return runtime.NetSetup{}, errs.New(errs.CodeLimit, "the sandbox network has no free addresses (pool %s)", s.plan.V4)
+		}
 	}
 	a = &attachment{id: id, slot: s.plan.Slot(slot), pid: pid, policy: p}
 	a.addrs = []netip.Addr{a.slot.SbV4}
@@ -430,7 +444,10 @@ func (s *Stack) Attach(ctx context.Context, id string, pid int, p runtime.NetPol
 	go func() {
 		dbErr <- s.db.put(ctx, record{Sandbox: id, Slot: slot, IfName: a.slot.IfName, Pid: pid, Addrs: a.addrs, Policy: p})
 	}()
-	linkErr := s.createLink(a.slot, pid)
+	var linkErr error
+	if pre == nil {
+		linkErr = s.createLink(a.slot, pid)
+	}
 	if err := errors.Join(linkErr, <-dbErr); err != nil {
 		_ = s.deleteLink(a.slot.IfName)
 		_ = s.db.delete(context.WithoutCancel(ctx), id)
@@ -551,6 +568,9 @@ func (s *Stack) Sweep(ctx context.Context, keep map[string]bool) (int, error) {
 		inUse := false
 		for _, a := range s.att {
 			inUse = inUse || a.slot.IfName == name
+		}
+		for _, p := range s.prep { // prepared for a sandbox (prepare_linux.go)
+			inUse = inUse || p.slot.IfName == name
 		}
 		s.mu.Unlock()
 		if inUse {

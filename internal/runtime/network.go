@@ -63,6 +63,26 @@ type Network interface {
 	Sweep(ctx context.Context, keep map[string]bool) (int, error)
 }
 
+// NetworkPreparer is a Network that can make a sandbox's network before
+// the sandbox exists (issue 23): a backend keeps a few prepared namespaces
+// and starts a networked sandbox in one, so that the kernel's namespace and
+// interface work (and its wait on earlier sandboxes' teardown) is off the
+// create path. Attach of a sandbox started in a prepared namespace finds
+// its interface there.
+type NetworkPreparer interface {
+	Prepare(ctx context.Context) (PreparedNet, error)
+}
+
+// PreparedNet is a prepared network namespace.
+type PreparedNet interface {
+	// NetNS is a descriptor on the namespace, valid until Attach of a
+	// sandbox started in it or Release.
+	NetNS() int
+	// Release gives it back unused (a no-op once a sandbox was attached
+	// in it).
+	Release()
+}
+
 // NetworkInstance is an Instance whose network can change while it runs.
 type NetworkInstance interface {
 	// SetNetwork attaches, re-polices or (mode "none") detaches the

@@ -288,7 +288,7 @@ func readOnlyProc() error {
 // lockDown finishes setup: hostname, cgroup namespace, nested user
 // namespaces refused, then the hardening that every workload inherits.
 func lockDown(cfg *guestapi.Config, mark func(string), beforeCaps func() error, cgDirs ...int) error {
-	if err := loopbackUp(); err != nil {
+	if err := harden.LoopbackUp(); err != nil {
 		return fmt.Errorf("loopback: %w", err)
 	}
 	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
@@ -385,24 +385,6 @@ func podFSRules() harden.FSRules {
 	}
 	r.WritableFiles = append(r.WritableFiles, "/dev/ptmx")
 	return r
-}
-
-// loopbackUp brings up lo in the sandbox's new network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 // userCounters are the sandbox's budgets for the kernel's per-user

@@ -32,10 +32,19 @@ const secbitKeepCaps = 1 << 4
 // goroutine ends and no other goroutine ever runs with these credentials
 // (the runtime also creates no threads from a locked one). KEEP_CAPS is
 // cleared by execve, so nothing of it reaches the guest.
-func startAsOwner(cmd *exec.Cmd, uid, gid int) error {
+//
+// With netns >= 0 the thread first joins that network namespace, and the
+// child (cloned from this thread, without CLONE_NEWNET) starts in it.
+func startAsOwner(cmd *exec.Cmd, uid, gid, netns int) error {
 	done := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread() // never unlocked: the thread is tainted
+		if netns >= 0 {
+			if err := unix.Setns(netns, unix.CLONE_NEWNET); err != nil {
+				done <- fmt.Errorf("join the prepared network namespace: %w", err)
+				return
+			}
+		}
 		if err := becomeOwner(uid, gid); err != nil {
 			done <- fmt.Errorf("owner credentials: %w", err)
 			return

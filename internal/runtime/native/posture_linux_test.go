@@ -5,6 +5,7 @@ package native_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,6 +102,34 @@ func TestPosture(t *testing.T) {
 		e.Sh(sb.ID, "for s in TERM INT HUP QUIT ILL TRAP ABRT STKFLT SYS BUS FPE SEGV USR1 USR2 PIPE ALRM XCPU XFSZ VTALRM IO PWR WINCH CONT TSTP TTIN TTOU 34 40 50 64; do kill -$s 1; done; kill -1 -1; true")
 		if res := e.Exec(sb.ID, "echo", "alive"); res.Stdout != "alive\n" {
 			t.Fatalf("the agent died of a signal: %+v", res)
+		}
+	})
+
+	t.Run("netns-own-distinct-and-locked", func(t *testing.T) {
+		// Sandboxes start in network namespaces made ahead (issue 23):
+		// each must still have one of its own, neither the host's nor
+		// another sandbox's, with a loopback, and no workload may
+		// change it (the positive control is this root test process, which
+		// can make a namespace of its own and set its loopback down there).
+		host, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := e.Create(sandbox.Spec{})
+		ns := func(id string) string {
+			return strings.TrimSpace(e.Sh(id, "readlink /proc/self/ns/net").Stdout)
+		}
+		a, b := ns(sb.ID), ns(other.ID)
+		if a == "" || a == host || b == host || a == b {
+			t.Fatalf("network namespaces: host %s, sandboxes %q and %q", host, a, b)
+		}
+		if out, err := exec.Command("unshare", "-n", "sh", "-c", "ip link set lo up && ip link set lo down && echo changed").CombinedOutput(); err != nil || !strings.Contains(string(out), "changed") {
+			t.Fatalf("positive control: root cannot change a loopback of its own namespace: %v %s", err, out)
+		}
+		res := e.Sh(sb.ID, `grep -q ' lo:' /proc/net/dev && echo has-lo
+			ip link set lo down 2>/dev/null && echo changed; echo done`)
+		if !strings.Contains(res.Stdout, "has-lo") || strings.Contains(res.Stdout, "changed") {
+			t.Fatalf("inside: %q %q", res.Stdout, res.Stderr)
 		}
 	})
 

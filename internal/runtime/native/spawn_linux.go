@@ -171,8 +171,21 @@ func (b *Backend) spawn(ctx context.Context, inst *instance, gc *guestapi.Config
 	if err := harden.CloseOnExecAll(); err != nil {
 		return fmt.Errorf("close-on-exec sweep: %w", err)
 	}
+	// A namespace made ahead (nspool_linux.go), if one is ready: the
+	// guest starts in it instead of making its own.
+	nsfd := -1
+	ns := b.takeNS(inst.net.want)
+	if ns != nil {
+		nsfd = ns.NetNS()
+		cmd.SysProcAttr.Cloneflags &^= unix.CLONE_NEWNET
+		// After Attach a networked one is the attachment's; a loopback
+		// one (or any, if the create fails) is given back here: the guest
+		// holds its namespace now.
+		defer ns.Release()
+		inst.ph.mark("take-netns")
+	}
 	startedAt := time.Now()
-	if err := startAsOwner(cmd, inst.uid, inst.uid); err != nil {
+	if err := startAsOwner(cmd, inst.uid, inst.uid, nsfd); err != nil {
 		return fmt.Errorf("start guest: %w", err)
 	}
 	inst.ph.mark("start")
