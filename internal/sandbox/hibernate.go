@@ -47,10 +47,20 @@ func errNativeMemory(what string) error {
 	return errs.New(errs.CodeUnsupported, "the native runtime cannot %s: CRIU would restore its processes without their Landlock domain (silently unconfined) and cannot restore a sealed-memfd executable; create the sandbox with runtime \"gvisor\"", what)
 }
 
+// errVolumeMemory says why a sandbox with volumes keeps no memory image
+// (docs/gvisor.md, "Volumes"): its memory holds the volume's open files
+// and cached contents, and the volume lives on outside the image.
+func errVolumeMemory(what string) error {
+	return errs.New(errs.CodeUnsupported, "a sandbox with volumes cannot %s: its memory holds the volume's open files and cached contents, which live on and change outside any image, so a restore could not be faithful; keep the state in the volume and start a new sandbox on it", what)
+}
+
 // hibernatorOf is spec's runtime as a hibernator, or why not.
 func (m *Manager) hibernatorOf(spec Spec, what string) (hibernator, error) {
 	be := m.backendOf(spec)
 	if h, ok := be.(hibernator); ok {
+		if len(spec.Volumes) > 0 {
+			return nil, errVolumeMemory(what)
+		}
 		return h, nil
 	}
 	if isNative(spec) {

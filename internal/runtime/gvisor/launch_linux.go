@@ -35,6 +35,11 @@ type rootfs struct {
 	Root   string    // the template's root tree ("" for an image template)
 	Layers []string  // an image template's layer directories, top first
 	Trees  []subtree // the template's other trees
+	// Nested (a sandbox with volumes): the trees are bound inside Target,
+	// so that gVisor's root overlay covers them and no writable bind of
+	// the spec but the volumes is left (volumes_linux.go).
+	Nested  bool
+	Volumes []volumeBind
 }
 
 // lowers are the host overlay's lower layers, top first.
@@ -76,8 +81,19 @@ func (r rootfs) mount() error {
 		return fmt.Errorf("template root: %w", err)
 	}
 	for _, t := range r.Trees {
+		if r.Nested {
+			if err := bindNested(t.Source, r.Target, t.Path); err != nil {
+				return fmt.Errorf("template tree %s: %w", t.Path, err)
+			}
+			continue
+		}
 		if err := bindReadOnly(t.Source, t.At); err != nil {
 			return fmt.Errorf("template tree %s: %w", t.Path, err)
+		}
+	}
+	for _, v := range r.Volumes {
+		if err := bindVolume(v); err != nil {
+			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 	}
 	return nil
