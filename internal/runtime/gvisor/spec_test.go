@@ -52,7 +52,7 @@ func TestBuildSpec(t *testing.T) {
 // volume is a bind, read-only when asked, nosuid and nodev.
 func TestBuildSpecVolumes(t *testing.T) {
 	s := buildSpec(specParams{Rootfs: "/r", Hostname: "h", BinDir: "/b", CtlDir: "/c", Nested: true,
-		Trees: []subtree{{Path: "/usr", At: "/trees/0"}},
+		Trees:   []subtree{{Path: "/usr", At: "/trees/0"}},
 		Volumes: []volumeBind{{Name: "a", Path: "/data", At: "/vols/0"}, {Name: "b", Path: "/ro", At: "/vols/1", ReadOnly: true}}})
 	byDest := map[string]ociMount{}
 	for _, m := range s.Mounts {
