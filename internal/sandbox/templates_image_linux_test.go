@@ -357,19 +357,9 @@ func TestImageTemplateLeaseHibernated(t *testing.T) {
 	}
 	two := ocitest.LayerTar(t, map[string]ocitest.File{"srv/": {Dir: true}, "srv/v": {Body: "two\n"}})
 	pullReplace(t, e, "slept", two)
-	if _, _, err := e.Templates.GC(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := e.Stack.Layers.Get(tpl.DiffIDs[1]); !ok {
-		t.Fatal("GC removed a layer a hibernated sandbox sleeps on")
-	}
+	gcKeeps(t, e, tpl.DiffIDs[1], "GC removed a layer a hibernated sandbox sleeps on")
 	e = restart(t, e)
-	if _, _, err := e.Templates.GC(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := e.Stack.Layers.Get(tpl.DiffIDs[1]); !ok {
-		t.Fatal("after a restart, GC removed a layer a hibernated sandbox sleeps on")
-	}
+	gcKeeps(t, e, tpl.DiffIDs[1], "after a restart, GC removed a layer a hibernated sandbox sleeps on")
 	if got, err := e.Manager.Get(ctx, e.Scope, sb.ID); err != nil || got.State != sandbox.StateHibernated {
 		t.Fatalf("after restart: %+v %v", got, err)
 	}
@@ -386,12 +376,7 @@ func TestImageTemplateLeaseHibernated(t *testing.T) {
 	if _, err := e.Manager.Hibernate(ctx, e.Scope, sb.ID); err != nil {
 		t.Fatalf("second hibernate: %v", err)
 	}
-	if _, _, err := e.Templates.GC(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := e.Stack.Layers.Get(tpl.DiffIDs[1]); !ok {
-		t.Fatal("GC removed the layer of a sandbox hibernated a second time")
-	}
+	gcKeeps(t, e, tpl.DiffIDs[1], "GC removed the layer of a sandbox hibernated a second time")
 	if err := e.Manager.Delete(ctx, e.Scope, sb.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -400,4 +385,16 @@ func TestImageTemplateLeaseHibernated(t *testing.T) {
 		_, ok := e.Stack.Layers.Get(tpl.DiffIDs[1])
 		return !ok
 	})
+}
+
+// gcKeeps collects the layer store's garbage and fails with why if layer
+// id went with it.
+func gcKeeps(t *testing.T, e *testenv.Env, id, why string) {
+	t.Helper()
+	if _, _, err := e.Templates.GC(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.Stack.Layers.Get(id); !ok {
+		t.Fatal(why)
+	}
 }

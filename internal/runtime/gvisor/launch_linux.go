@@ -155,19 +155,30 @@ func mountOverlay(target string, lowers []string, upper, work string) error {
 // bindReadOnly attaches a recursive, read-only, nosuid, nodev clone of
 // src at dst (an existing directory).
 func bindReadOnly(src, dst string) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	fd, err := cloneReadOnly(src)
 	if err != nil {
-		return fmt.Errorf("open_tree: %w", err)
+		return err
 	}
 	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %w", err)
-	}
 	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
+}
+
+// cloneReadOnly returns a detached, recursive, read-only, nosuid, nodev
+// clone of the tree at src, to attach with move_mount.
+func cloneReadOnly(src string) (int, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return -1, fmt.Errorf("open_tree: %w", err)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("mount_setattr: %w", err)
+	}
+	return fd, nil
 }
 
 // inMountNS runs fn on a fresh locked OS thread that first unshares a

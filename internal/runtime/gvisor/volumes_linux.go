@@ -105,15 +105,11 @@ func bindNested(src, target, rel string) error {
 		dfd = next
 	}
 	defer unix.Close(dfd)
-	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	fd, err := cloneReadOnly(src) // launch_linux.go
 	if err != nil {
-		return fmt.Errorf("open_tree: %w", err)
+		return err
 	}
 	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %w", err)
-	}
 	if err := unix.MoveMount(fd, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
 	}
