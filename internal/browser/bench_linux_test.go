@@ -9,7 +9,9 @@ import (
 
 	"github.com/paddockhq/paddock/internal/browser"
 	"github.com/paddockhq/paddock/internal/browser/wire"
+	"github.com/paddockhq/paddock/internal/runtime/gvisor"
 	"github.com/paddockhq/paddock/internal/sandbox"
+	pwire "github.com/paddockhq/paddock/wire"
 )
 
 // Benchmarks (docs/browser.md): go test -run XXX -bench . -benchtime 10x ./internal/browser/
@@ -210,4 +212,51 @@ func BenchmarkBrowserMemory(b *testing.B) {
 	b.ReportMetric(one/n, "MiB-browser-1-tab")
 	b.ReportMetric(three/n, "MiB-browser-3-tabs")
 	b.ReportMetric(peak, "MiB-peak-last")
+}
+
+// BenchmarkBrowserRuntimes: the browser's start cost on each runtime,
+// interleaved (one native and one gVisor sandbox per iteration, so load
+// from elsewhere hits both alike): a browser: true sandbox's create to its
+// first page loaded over its allowlist, and Chromium's launch to DevTools
+// listening (the guest's start_ms). Skips gVisor without runsc.
+//
+//	go test -run '^$' -bench BrowserRuntimes -benchtime 5x ./internal/browser/
+func BenchmarkBrowserRuntimes(b *testing.B) {
+	e := benchEnv(b)
+	rts := []string{pwire.RuntimeNative}
+	if _, err := gvisor.FindRunsc(""); err == nil {
+		rts = append(rts, pwire.RuntimeGVisor)
+	} else {
+		b.Logf("no runsc: native only")
+	}
+	first := map[string][]time.Duration{}
+	launch := map[string][]time.Duration{}
+	for i := 0; i < b.N; i++ {
+		for _, rt := range rts {
+			spec := sandbox.Spec{Runtime: rt, Browser: true, MemoryMB: 1024, Pids: 1024,
+				Network: &sandbox.Network{Mode: sandbox.NetAllowlist, Allow: []string{"site.test"}}}
+			start := time.Now()
+			sb, err := e.Manager.Create(e.ctx, e.Scope, spec)
+			if err != nil {
+				b.Fatalf("%s: %v", rt, err)
+			}
+			if _, err := e.svc.Navigate(e.ctx, e.Scope, sb.ID, wire.NavigateRequest{URL: "http://site.test/"}); err != nil {
+				b.Fatalf("%s: %v", rt, err)
+			}
+			first[rt] = append(first[rt], time.Since(start))
+			if st, err := e.svc.Status(e.ctx, e.Scope, sb.ID); err == nil {
+				launch[rt] = append(launch[rt], time.Duration(st.StartMs*float64(time.Millisecond)))
+			}
+			_ = e.Manager.Delete(e.ctx, e.Scope, sb.ID)
+		}
+	}
+	for _, rt := range rts {
+		b.ReportMetric(p50(first[rt]), rt+"-first-page-p50-ms")
+		if len(launch[rt]) > 0 {
+			b.ReportMetric(p50(launch[rt]), rt+"-launch-p50-ms")
+		}
+	}
+	if len(rts) == 2 {
+		b.ReportMetric(p50(first[rts[1]])/p50(first[rts[0]]), "gvisor/native-first-page")
+	}
 }

@@ -47,10 +47,20 @@ func errNativeMemory(what string) error {
 	return errs.New(errs.CodeUnsupported, "the native runtime cannot %s: CRIU would restore its processes without their Landlock domain (silently unconfined) and cannot restore a sealed-memfd executable; create the sandbox with runtime \"gvisor\"", what)
 }
 
+// errVolumeMemory says why a sandbox with volumes keeps no memory image
+// (docs/gvisor.md, "Volumes"): its memory holds the volume's open files
+// and cached contents, and the volume lives on outside the image.
+func errVolumeMemory(what string) error {
+	return errs.New(errs.CodeUnsupported, "a sandbox with volumes cannot %s: its memory holds the volume's open files and cached contents, which live on and change outside any image, so a restore could not be faithful; keep the state in the volume and start a new sandbox on it", what)
+}
+
 // hibernatorOf is spec's runtime as a hibernator, or why not.
 func (m *Manager) hibernatorOf(spec Spec, what string) (hibernator, error) {
 	be := m.backendOf(spec)
 	if h, ok := be.(hibernator); ok {
+		if len(spec.Volumes) > 0 {
+			return nil, errVolumeMemory(what)
+		}
 		return h, nil
 	}
 	if isNative(spec) {
@@ -61,19 +71,32 @@ func (m *Manager) hibernatorOf(spec Spec, what string) (hibernator, error) {
 
 // asleep stands in for the instance of a hibernated sandbox: there is no
 // agent to talk to (calls pass gate first, which wakes it or refuses).
-type asleep struct{ id string }
+type asleep struct {
+	id     string
+	layers []string // the image template's layers it sleeps on (templates_image.go)
+}
 
 var never = make(chan struct{})
 
-func (a asleep) ID() string                     { return a.id }
-func (a asleep) Guest() *guestapi.Client        { return nil }
-func (a asleep) Record() json.RawMessage        { return json.RawMessage(`{"hibernated":true}`) }
+func (a asleep) ID() string              { return a.id }
+func (a asleep) Guest() *guestapi.Client { return nil }
+func (a asleep) Record() json.RawMessage {
+	b, _ := json.Marshal(asleepRecord{Hibernated: true, Layers: a.layers})
+	return b
+}
 func (a asleep) Done() <-chan struct{}          { return never }
 func (a asleep) SetLimits(runtime.Limits) error { return errHibernated() }
 func (a asleep) Stats() (runtime.Stats, error)  { return runtime.Stats{}, nil }
 func errHibernated() error {
 	return errs.New(errs.CodeSandboxPaused, "sandbox is hibernated: resume it first (or create it with auto_resume)")
 }
+
+// asleepRecord is a hibernated sandbox's runtime record in the store.
+type asleepRecord struct {
+	Hibernated bool     `json:"hibernated"`
+	Layers     []string `json:"layers,omitempty"`
+}
+
 func isAsleep(inst runtime.Instance) (asleep, bool) { a, ok := inst.(asleep); return a, ok }
 
 // Hibernate checkpoints sandbox id to disk and releases its RAM. A
@@ -138,15 +161,25 @@ func (m *Manager) hibernate(ctx context.Context, b *box, actor, cause string) (S
 	}
 	b.mu.Lock()
 	b.pz.hibernating = true
+	layers := b.layers
 	b.mu.Unlock()
+	// Its layers stay pinned while it sleeps: this lease is taken before
+	// the instance (whose lease ends with it) is gone.
+	sleepLease, lerr := m.leaseLayers(sb.Spec.Template, layers) // templates_image.go
+	if lerr != nil {
+		m.log.Warn("hibernating sandbox: cannot pin its template's layers", "sandbox", sb.ID, "err", lerr)
+		sleepLease = func() {}
+	}
 	n, err := h.Hibernate(ctx, inst)
 	b.mu.Lock()
 	b.pz.hibernating = false
 	if err == nil {
-		b.inst = asleep{id: sb.ID}
+		b.inst = asleep{id: sb.ID, layers: layers}
+		b.sleepLease = sleepLease
 	}
 	b.mu.Unlock()
 	if err != nil {
+		sleepLease()
 		m.log.Error("hibernate", "sandbox", sb.ID, "err", err)
 		select {
 		case <-inst.Done():
@@ -224,7 +257,10 @@ func (m *Manager) wake(ctx context.Context, b *box, actor, cause string) (Sandbo
 		return Sandbox{}, errs.Wrap(errs.CodeUnavailable, err, "the audit log cannot be written; refusing to act")
 	}
 	start := time.Now()
-	inst, err := m.wakeInstance(ctx, h, sb)
+	b.mu.Lock()
+	a, _ := isAsleep(b.inst)
+	b.mu.Unlock()
+	inst, err := m.wakeInstance(ctx, h, sb, a.layers)
 	res := Event{Kind: "sandbox.restore", Phase: "result", Tenant: sb.Tenant, Actor: actor, Sandbox: sb.ID, Data: data, Duration: time.Since(start)}
 	if err != nil {
 		m.log.Error("wake", "sandbox", sb.ID, "err", err)
@@ -242,11 +278,17 @@ func (m *Manager) wake(ctx context.Context, b *box, actor, cause string) (Sandbo
 	now := time.Now()
 	b.mu.Lock()
 	b.inst = inst
+	b.layers = a.layers
+	sleepLease := b.sleepLease
+	b.sleepLease = nil
 	b.sb.State = StateRunning
 	b.sb.ExpiresAt = now.Add(b.pz.remaining)
 	b.sb.PausedAt = nil
 	b.sb.RemainingMS = 0
 	b.mu.Unlock()
+	if sleepLease != nil {
+		sleepLease() // the woken instance holds its own lease
+	}
 	b.pz.active.Store(now.UnixNano())
 	if err := m.persist(context.WithoutCancel(ctx), b, false); err != nil {
 		m.log.Error("wake not recorded", "sandbox", sb.ID, "err", err)
@@ -258,14 +300,18 @@ func (m *Manager) wake(ctx context.Context, b *box, actor, cause string) (Sandbo
 	return m.snapshotOf(b), nil
 }
 
-func (m *Manager) wakeInstance(ctx context.Context, h hibernator, sb Sandbox) (runtime.Instance, error) {
-	// The tenant's template, as at create (an image template's layers are
-	// pinned again for as long as the woken sandbox runs).
+func (m *Manager) wakeInstance(ctx context.Context, h hibernator, sb Sandbox, layers []string) (runtime.Instance, error) {
+	// The tenant's template, as at create: on the layers it was made from
+	// (pinned while it slept, whatever the template's name points to now),
+	// pinned again for as long as the woken sandbox runs.
 	tpl, err := m.templateFor(sb.Tenant, sb.Spec.Template)
+	if err != nil && errs.CodeOf(err) != errs.CodeNotFound {
+		return nil, err
+	}
 	if err != nil {
-		if errs.CodeOf(err) == errs.CodeNotFound {
-			return nil, errs.New(errs.CodeInvalid, "its template %s no longer exists", sb.Spec.Template)
-		}
+		tpl = nil
+	}
+	if tpl, err = m.templateAt(tpl, sb.Spec.Template, layers); err != nil { // templates_image.go
 		return nil, err
 	}
 	release, err := m.leaseTemplate(sb.Spec, tpl) // templates_image.go
@@ -292,6 +338,7 @@ func (m *Manager) failAsleep(ctx context.Context, b *box, h hibernator, reason s
 	if err := h.DropHibernated(b.sb.ID); err != nil {
 		m.log.Error("drop hibernation image", "sandbox", b.sb.ID, "err", err)
 	}
+	m.releaseSleepLease(b)
 	_ = m.event(ctx, Event{Kind: "sandbox.fail", Phase: "event", Tenant: b.sb.Tenant, Sandbox: b.sb.ID, Error: reason})
 	_ = m.db.SetSandboxState(ctx, b.sb.ID, string(StateFailed))
 }
@@ -302,6 +349,19 @@ func (m *Manager) dropAsleep(b *box) {
 		if err := h.DropHibernated(b.sb.ID); err != nil {
 			m.log.Error("drop hibernation image", "sandbox", b.sb.ID, "err", err)
 		}
+	}
+	m.releaseSleepLease(b)
+}
+
+// releaseSleepLease unpins a hibernated sandbox's layers (deleted, or
+// failed to wake).
+func (m *Manager) releaseSleepLease(b *box) {
+	b.mu.Lock()
+	rel := b.sleepLease
+	b.sleepLease = nil
+	b.mu.Unlock()
+	if rel != nil {
+		rel()
 	}
 }
 
@@ -331,7 +391,15 @@ func (m *Manager) adoptAsleep(r store.Sandbox) bool {
 		return false
 	}
 	pausedAt := r.PausedAt
-	b := &box{inst: asleep{id: r.ID}, sb: Sandbox{ID: r.ID, Tenant: r.Tenant, State: StateHibernated, Spec: spec,
+	// Its layers are pinned again before anything (a layer GC) can run.
+	var rec asleepRecord
+	_ = json.Unmarshal(r.Runtime, &rec)
+	sleepLease, err := m.leaseLayers(spec.Template, rec.Layers) // templates_image.go
+	if err != nil {
+		m.log.Warn("hibernated sandbox: cannot pin its template's layers", "sandbox", r.ID, "err", err)
+		sleepLease = func() {}
+	}
+	b := &box{inst: asleep{id: r.ID, layers: rec.Layers}, sleepLease: sleepLease, sb: Sandbox{ID: r.ID, Tenant: r.Tenant, State: StateHibernated, Spec: spec,
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, PausedAt: &pausedAt, RemainingMS: r.Remaining.Milliseconds()}}
 	b.pz.remaining = r.Remaining
 	m.mu.Lock()

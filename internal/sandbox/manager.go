@@ -173,6 +173,11 @@ type box struct {
 	pz    pauseState // pause.go
 	// samples is its consumption history (samples.go).
 	samples sampleRing
+	// layers are the diff ids (bottom first) of the image template's
+	// layers it runs on; sleepLease pins them while it is hibernated
+	// (templates_image.go), nil otherwise.
+	layers     []string
+	sleepLease func()
 }
 
 // New returns a manager; call Start before use.
@@ -407,7 +412,7 @@ func (m *Manager) createFrom(ctx context.Context, sc Scope, spec Spec, src *laye
 	}
 	start := time.Now()
 	sb, err := m.create(ctx, sc, spec, tpl, src, vm)
-	m.holdTemplate(sb.ID, err, releaseTpl) // templates_image.go
+	m.holdTemplate(sb.ID, err, tpl, releaseTpl) // templates_image.go
 	vdone(sb.ID, err)
 	res := Event{Kind: "sandbox.create", Phase: "result", Tenant: sc.Tenant, Actor: sc.Actor, Sandbox: sb.ID,
 		Duration: time.Since(start), Data: map[string]any{"from_pool": sb.FromPool}}

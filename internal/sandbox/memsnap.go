@@ -42,6 +42,9 @@ func (m *Manager) captureMemory(ctx context.Context, b *box, st *snapshot.Store,
 // memorySpec makes a create from memory snapshot name run on gVisor (an
 // unnamed runtime becomes gvisor; native is refused with why).
 func memorySpec(spec *Spec, name string) error {
+	if len(spec.Volumes) > 0 {
+		return errVolumeMemory("start from memory snapshot " + name) // hibernate.go
+	}
 	switch spec.Runtime {
 	case "":
 		spec.Runtime = wire.RuntimeGVisor

@@ -24,6 +24,9 @@ type imager interface {
 func (m *Manager) imagerOf(spec Spec, what string) (imager, error) {
 	be := m.backendOf(spec)
 	if im, ok := be.(imager); ok {
+		if len(spec.Volumes) > 0 {
+			return nil, errVolumeMemory(what) // hibernate.go
+		}
 		return im, nil
 	}
 	if isNative(spec) {

@@ -53,6 +53,9 @@ func (l Limits) normalizeLifecycle(s *Spec) error {
 		if isNative(*s) {
 			return errNativeMemory("hibernate sandboxes (on_timeout: hibernate)")
 		}
+		if len(s.Volumes) > 0 {
+			return errVolumeMemory("hibernate (on_timeout: hibernate)") // hibernate.go
+		}
 	default:
 		return errs.Invalid("on_timeout must be %q, %q or %q", wire.OnTimeoutKill, wire.OnTimeoutPause, wire.OnTimeoutHibernate)
 	}

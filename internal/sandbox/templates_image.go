@@ -72,7 +72,7 @@ func (m *Manager) leaseTemplate(spec Spec, tpl *template.Template) (func(), erro
 
 // holdTemplate hands a created sandbox's template lease to the sandbox;
 // a failed create releases it.
-func (m *Manager) holdTemplate(id string, err error, release func()) {
+func (m *Manager) holdTemplate(id string, err error, tpl *template.Template, release func()) {
 	var b *box
 	if err == nil {
 		b = m.lookup(id)
@@ -81,7 +81,48 @@ func (m *Manager) holdTemplate(id string, err error, release func()) {
 		release()
 		return
 	}
+	b.mu.Lock()
+	b.layers = layersOf(tpl)
+	b.mu.Unlock()
 	m.holdWhileLive(b.inst, release)
+}
+
+// layersOf is an image template's layer ids, bottom first; nil for others.
+func layersOf(tpl *template.Template) []string {
+	if tpl == nil || tpl.Kind != template.KindImage {
+		return nil
+	}
+	return append([]string(nil), tpl.DiffIDs...)
+}
+
+// leaseLayers pins layer ids of template name (a hibernated sandbox's):
+// held from before its checkpoint until it wakes or is deleted, and
+// taken again when a restarted server adopts it, so a template replaced
+// (pull --replace) and a layer GC meanwhile leave them in place.
+func (m *Manager) leaseLayers(name string, ids []string) (func(), error) {
+	if len(ids) == 0 {
+		return func() {}, nil
+	}
+	return m.leaseTemplate(Spec{}, &template.Template{Name: name, Kind: template.KindImage, DiffIDs: ids})
+}
+
+// templatePinner builds an image template on given layers (tplsvc's
+// Manager and template.Registry have it).
+type templatePinner interface {
+	AtLayers(t *template.Template, name string, ids []string) (*template.Template, error)
+}
+
+// templateAt is what a hibernated sandbox wakes on: its template (tpl;
+// nil if it was deleted since) on the layers ids it was made from.
+func (m *Manager) templateAt(tpl *template.Template, name string, ids []string) (*template.Template, error) {
+	p, ok := m.tpl.(templatePinner)
+	if !ok || len(ids) == 0 {
+		if tpl == nil {
+			return nil, errs.New(errs.CodeInvalid, "its template %s no longer exists", name)
+		}
+		return tpl, nil
+	}
+	return p.AtLayers(tpl, name, ids)
 }
 
 // holdWhileLive keeps release until inst's guest has exited (the sandbox
@@ -113,6 +154,9 @@ func (m *Manager) reattachTemplate(b *box) {
 		m.log.Warn("reattached sandbox: cannot pin its template's layers", "sandbox", b.sb.ID, "err", err)
 		return
 	}
+	b.mu.Lock()
+	b.layers = layersOf(tpl)
+	b.mu.Unlock()
 	m.holdWhileLive(b.inst, release)
 }
 

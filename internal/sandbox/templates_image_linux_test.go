@@ -335,3 +335,66 @@ func benchCreateExecDelete(b *testing.B, e *testenv.Env, rt string) {
 		b.ReportMetric(image.Seconds()/host.Seconds(), "image/host")
 	})
 }
+
+// A hibernated sandbox holds its template's layers too: replacing the
+// template and collecting garbage while it sleeps — before and after a
+// server restart — leaves them, and it wakes on them (its old files, its
+// own writes); deleted, it frees them.
+func TestImageTemplateLeaseHibernated(t *testing.T) {
+	if _, err := gvisor.FindRunsc(""); err != nil {
+		t.Skipf("runsc is not installed (scripts/deps.sh builds it): %v", errs.Public(err))
+	}
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	one := ocitest.LayerTar(t, map[string]ocitest.File{"srv/": {Dir: true}, "srv/v": {Body: "one\n"}})
+	tpl := pullImage(t, e, "slept", v1.Config{Env: []string{"PATH=/bin"}}, busyboxLayer(t), one)
+	sb := e.Create(sandbox.Spec{Template: "slept", Runtime: wire.RuntimeGVisor})
+	if res := e.Sh(sb.ID, "echo mine > /srv/mine && cat /srv/v"); res.Stdout != "one\n" {
+		t.Fatalf("before: %q %q", res.Stdout, res.Stderr)
+	}
+	if _, err := e.Manager.Hibernate(ctx, e.Scope, sb.ID); err != nil {
+		t.Fatalf("hibernate: %v", err)
+	}
+	two := ocitest.LayerTar(t, map[string]ocitest.File{"srv/": {Dir: true}, "srv/v": {Body: "two\n"}})
+	pullReplace(t, e, "slept", two)
+	gcKeeps(t, e, tpl.DiffIDs[1], "GC removed a layer a hibernated sandbox sleeps on")
+	e = restart(t, e)
+	gcKeeps(t, e, tpl.DiffIDs[1], "after a restart, GC removed a layer a hibernated sandbox sleeps on")
+	if got, err := e.Manager.Get(ctx, e.Scope, sb.ID); err != nil || got.State != sandbox.StateHibernated {
+		t.Fatalf("after restart: %+v %v", got, err)
+	}
+	if _, err := e.Manager.Resume(ctx, e.Scope, sb.ID); err != nil {
+		t.Fatalf("wake after replace + GC: %v", err)
+	}
+	if res := e.Sh(sb.ID, "cat /srv/v /srv/mine"); res.Stdout != "one\nmine\n" {
+		t.Fatalf("woken sandbox reads %q %q", res.Stdout, res.Stderr)
+	}
+	if res := e.Sh(e.Create(sandbox.Spec{Template: "slept", Runtime: wire.RuntimeGVisor}).ID, "cat /srv/v"); res.Stdout != "two\n" {
+		t.Fatalf("new sandbox reads %q", res.Stdout)
+	}
+	// Hibernated again, then deleted: the lease goes with it.
+	if _, err := e.Manager.Hibernate(ctx, e.Scope, sb.ID); err != nil {
+		t.Fatalf("second hibernate: %v", err)
+	}
+	gcKeeps(t, e, tpl.DiffIDs[1], "GC removed the layer of a sandbox hibernated a second time")
+	if err := e.Manager.Delete(ctx, e.Scope, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		_, _, _ = e.Templates.GC()
+		_, ok := e.Stack.Layers.Get(tpl.DiffIDs[1])
+		return !ok
+	})
+}
+
+// gcKeeps collects the layer store's garbage and fails with why if layer
+// id went with it.
+func gcKeeps(t *testing.T, e *testenv.Env, id, why string) {
+	t.Helper()
+	if _, _, err := e.Templates.GC(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.Stack.Layers.Get(id); !ok {
+		t.Fatal(why)
+	}
+}

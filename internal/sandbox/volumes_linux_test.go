@@ -5,8 +5,10 @@ package sandbox_test
 import (
 	"context"
 	"encoding/hex"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -284,36 +286,207 @@ func TestVolumeBadInput(t *testing.T) {
 	}
 }
 
-// Volumes on gVisor are not mounted (docs/gvisor.md): a create asking for
-// one answers 501 unsupported naming the runtime and leaves no sandbox
-// and no hold on the volume; the same spec on native mounts it.
-func TestVolumeOnGVisorUnsupported(t *testing.T) {
+func needGVisorVolumes(t *testing.T) {
+	t.Helper()
 	needVolumes(t)
 	if _, err := gvisor.FindRunsc(""); err != nil {
 		t.Skipf("no runsc: %s", errs.Public(err))
 	}
+}
+
+// volumeDataDir is where volume name's files are on the host.
+func volumeDataDir(e *testenv.Env, name string) string {
+	return filepath.Join(e.Data, "volumes", "mnt", hex.EncodeToString([]byte(e.Scope.Tenant)), name, "data")
+}
+
+// A volume on gVisor is the volume's own directory: what a gVisor sandbox
+// writes (as root or its user) is in the volume — read through the files
+// API and by native and gVisor sandboxes mounting it after or beside it —
+// and survives the sandbox; a read-only mount refuses writes; the
+// volume's size is the quota (ENOSPC, the image does not grow); the
+// template's own trees (/usr of the host template) stay writable in the
+// sandbox's layer and never reach the volume.
+func TestVolumeOnGVisor(t *testing.T) {
+	needGVisorVolumes(t)
 	e := testenv.New(t, testenv.Options{})
 	ctx := context.Background()
 	if _, err := e.Manager.CreateVolume(ctx, e.Scope, "gv", 16); err != nil {
 		t.Fatal(err)
 	}
-	mounts := []sandbox.VolumeMount{{Name: "gv", Path: "/data"}}
-	before, _ := e.Manager.List(ctx, e.Scope, nil)
-	_, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{Runtime: wire.RuntimeGVisor, Volumes: mounts})
-	wantCode(t, "a volume on gVisor", err, errs.CodeUnsupported)
-	if msg := errs.Public(err); !strings.Contains(msg, "gvisor") || !strings.Contains(msg, "volume") {
-		t.Fatalf("the refusal does not say what and where: %q", msg)
+	rw := []sandbox.VolumeMount{{Name: "gv", Path: "/data"}}
+	ro := []sandbox.VolumeMount{{Name: "gv", Path: "/mnt/ro", ReadOnly: true}}
+	a := e.Create(sandbox.Spec{Runtime: wire.RuntimeGVisor, Volumes: rw})
+	mustShAs(t, e, a.ID, "user", "echo from-gvisor > /data/note && mkdir /data/dir && echo deep > /data/dir/f")
+	mustShAs(t, e, a.ID, "root", "echo by-root > /data/root-file && echo mine > /usr/gv-layer-only")
+	if out := mustSh(t, e, a.ID, "stat -c '%u %n' /data/note /data/root-file; cat /usr/gv-layer-only"); out != "1000 /data/note\n0 /data/root-file\nmine\n" {
+		t.Fatalf("inside: %q", out)
 	}
-	if after, _ := e.Manager.List(ctx, e.Scope, nil); len(after) != len(before) {
-		t.Fatalf("a refused create left a sandbox: %d then %d", len(before), len(after))
+	// On the host: in the volume's directory, owned as inside; the
+	// template tree's write is in the sandbox's layer, not in /usr.
+	host := volumeDataDir(e, "gv")
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(host, "note"), &st); err != nil || st.Uid != 1000 {
+		t.Fatalf("host sees %+v %v", st, err)
 	}
-	// Positive control, and proof the refusal held nothing: native mounts
-	// it read-write (one writer at a time).
-	sb, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{Runtime: wire.RuntimeNative, Volumes: mounts})
-	if err != nil {
+	if err := unix.Stat("/usr/gv-layer-only", &st); err == nil {
+		t.Fatal("a write to the template's /usr reached the host")
+	}
+	// Files API read while the sandbox writes; a gVisor reader and a
+	// native reader beside the writer see its writes, later ones too
+	// (volumes are shared-access mounts: no stale cache).
+	if b, err := e.Client.VolumeReadFile(ctx, "gv", "/dir/f"); err != nil || string(b) != "deep\n" {
+		t.Fatalf("files API read %q %v", b, err)
+	}
+	g := e.Create(sandbox.Spec{Runtime: wire.RuntimeGVisor, Volumes: ro})
+	n := e.Create(sandbox.Spec{Runtime: wire.RuntimeNative, Volumes: ro})
+	for _, id := range []string{g.ID, n.ID} {
+		if out := mustSh(t, e, id, "cat /mnt/ro/note"); out != "from-gvisor\n" {
+			t.Fatalf("reader %s sees %q", id, out)
+		}
+	}
+	mustShAs(t, e, a.ID, "user", "echo later >> /data/note")
+	for _, id := range []string{g.ID, n.ID} {
+		if out := mustSh(t, e, id, "cat /mnt/ro/note"); out != "from-gvisor\nlater\n" {
+			t.Fatalf("reader %s sees after the writer's append %q", id, out)
+		}
+	}
+	r := shResult(t, e, g.ID, "root", "echo x > /mnt/ro/new")
+	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "Read-only file system") {
+		t.Fatalf("write to a read-only volume on gVisor: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(host, "new")); err == nil {
+		t.Fatal("the read-only mount's write reached the volume")
+	}
+	// The quota: the volume's size, not the sandbox's disk limit.
+	var before unix.Stat_t
+	img := filepath.Join(e.Data, "volumes", "images", hex.EncodeToString([]byte(e.Scope.Tenant)), "gv.img")
+	if err := unix.Stat(img, &before); err != nil {
 		t.Fatal(err)
 	}
-	if r := shResult(t, e, sb.ID, "root", "echo ok > /data/f && cat /data/f"); r.ExitCode != 0 || r.Stdout != "ok\n" {
-		t.Fatalf("native volume: %+v", r)
+	r = shResult(t, e, a.ID, "", "dd if=/dev/zero of=/data/fill bs=1M count=64 conv=fsync")
+	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "No space left on device") {
+		t.Fatalf("filling the volume on gVisor: %+v", r)
+	}
+	var after unix.Stat_t
+	if err := unix.Stat(img, &after); err != nil || after.Blocks > before.Blocks || after.Size != 16<<20 {
+		t.Fatalf("the image grew on the host: %d → %d blocks, size %d (%v)", before.Blocks, after.Blocks, after.Size, err)
+	}
+	if v, _ := e.Manager.GetVolume(ctx, e.Scope, "gv"); v.UsedBytes < 12<<20 {
+		t.Fatalf("used %d after filling", v.UsedBytes)
+	}
+	mustSh(t, e, a.ID, "rm /data/fill && echo ok > /workspace/f")
+	// Deleted, the writer's data stays; a new gVisor writer continues it.
+	for _, id := range []string{a.ID, g.ID, n.ID} {
+		if err := e.Manager.Delete(ctx, e.Scope, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.Create(sandbox.Spec{Runtime: wire.RuntimeGVisor, Volumes: rw})
+	if out := mustShAs(t, e, b.ID, "user", "cat /data/note && echo again >> /data/note"); out != "from-gvisor\nlater\n" {
+		t.Fatalf("the next gVisor sandbox reads %q", out)
+	}
+	if got, _ := e.Manager.GetVolume(ctx, e.Scope, "gv"); len(got.Attached) != 1 || got.Attached[0].Sandbox != b.ID {
+		t.Fatalf("attached %+v", got.Attached)
+	}
+	if err := e.Manager.Delete(ctx, e.Scope, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Client.VolumeReadFile(ctx, "gv", "/note"); err != nil || string(got) != "from-gvisor\nlater\nagain\n" {
+		t.Fatalf("after delete the files API reads %q %v", got, err)
+	}
+}
+
+// A gVisor sandbox with volumes keeps no memory image: hibernate, a
+// memory snapshot, a fork with memory and on_timeout: hibernate are
+// refused, unsupported, saying why; the sandbox runs on with its volume,
+// and a fork without memory mounts it read-only as on native.
+func TestVolumeOnGVisorNoMemoryImage(t *testing.T) {
+	needGVisorVolumes(t)
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	if _, err := e.Manager.CreateVolume(ctx, e.Scope, "gm", 16); err != nil {
+		t.Fatal(err)
+	}
+	rw := []sandbox.VolumeMount{{Name: "gm", Path: "/data"}}
+	_, err := e.Manager.Create(ctx, e.Scope, sandbox.Spec{Runtime: wire.RuntimeGVisor, Volumes: rw, OnTimeout: wire.OnTimeoutHibernate})
+	wantCode(t, "on_timeout hibernate with a volume", err, errs.CodeUnsupported)
+	sb := e.Create(sandbox.Spec{Runtime: wire.RuntimeGVisor, Volumes: rw})
+	mustSh(t, e, sb.ID, "echo before > /data/f")
+	_, herr := e.Manager.Hibernate(ctx, e.Scope, sb.ID)
+	_, serr := e.Manager.CreateSnapshotWith(ctx, e.Scope, sb.ID, "withmem", true)
+	_, ferr := e.Manager.ForkWith(ctx, e.Scope, sb.ID, 1, true)
+	for what, err := range map[string]error{"hibernate": herr, "memory snapshot": serr, "fork with memory": ferr} {
+		wantCode(t, what, err, errs.CodeUnsupported)
+		if msg := errs.Public(err); !strings.Contains(msg, "volumes") || !strings.Contains(msg, "faithful") {
+			t.Errorf("%s: the refusal does not say why: %q", what, msg)
+		}
+	}
+	if got, err := e.Manager.Get(ctx, e.Scope, sb.ID); err != nil || got.State != sandbox.StateRunning {
+		t.Fatalf("after the refusals: %+v %v", got, err)
+	}
+	if out := mustSh(t, e, sb.ID, "cat /data/f && echo after >> /data/f && cat /data/f"); out != "before\nbefore\nafter\n" {
+		t.Fatalf("volume after the refusals: %q", out)
+	}
+	if snaps, _ := e.Manager.ListSnapshots(ctx, e.Scope); len(snaps) != 0 {
+		t.Fatalf("a refused snapshot was kept: %+v", snaps)
+	}
+}
+
+// Hostile: a symlink a sandbox stores in a volume, aimed at a host file
+// (absolute, and relative climbing out of the volume's directory), is
+// followed inside the sandbox's own tree, never on the host: reading it
+// does not show the host file, writing through it does not change it.
+// Positive control: on the host the same link leads to the file.
+func TestVolumeSymlinkEscape(t *testing.T) {
+	needVolumes(t)
+	rts := []string{wire.RuntimeNative}
+	if _, err := gvisor.FindRunsc(""); err == nil {
+		rts = append(rts, wire.RuntimeGVisor)
+	} else {
+		t.Logf("no runsc: native only (%s)", errs.Public(err))
+	}
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	secret := filepath.Join(e.Data, "host-secret")
+	const marker = "HOST-SECRET-7f3a"
+	if err := os.WriteFile(secret, []byte(marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := ""
+	for i, rt := range rts {
+		name := "ln" + strconv.Itoa(i)
+		if _, err := e.Manager.CreateVolume(ctx, e.Scope, name, 16); err != nil {
+			t.Fatal(err)
+		}
+		host = volumeDataDir(e, name)
+		rel, err := filepath.Rel(host, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := e.Create(sandbox.Spec{Runtime: rt, Volumes: []sandbox.VolumeMount{{Name: name, Path: "/data"}}})
+		mustSh(t, e, sb.ID, "ln -s "+secret+" /data/abs && ln -s "+rel+" /data/rel && ln -s / /data/root")
+		for _, l := range []string{"abs", "rel"} {
+			// Positive control: unsandboxed, the link is the way out.
+			if b, err := os.ReadFile(filepath.Join(host, l)); err != nil || !strings.Contains(string(b), marker) {
+				t.Fatalf("%s: the host does not follow %s to the secret (%q %v): the test proves nothing", rt, l, b, err)
+			}
+			r := shResult(t, e, sb.ID, "root", "cat /data/"+l+"; echo overwritten > /data/"+l)
+			if strings.Contains(r.Stdout, marker) {
+				t.Fatalf("%s: the sandbox read the host's file through /data/%s", rt, l)
+			}
+		}
+		if r := shResult(t, e, sb.ID, "root", "cat /data/root"+secret); strings.Contains(r.Stdout, marker) {
+			t.Fatalf("%s: the sandbox read the host's file through a link to /", rt)
+		}
+		if b, _ := os.ReadFile(secret); string(b) != marker+"\n" {
+			t.Fatalf("%s: the host's file was changed through a link: %q", rt, b)
+		}
+		// The files API does not follow them out either.
+		if b, err := e.Client.VolumeReadFile(ctx, name, "/abs"); err == nil && strings.Contains(string(b), marker) {
+			t.Fatalf("%s: the files API read the host's file through a link", rt)
+		}
+		if err := e.Manager.Delete(ctx, e.Scope, sb.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

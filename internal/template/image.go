@@ -469,6 +469,34 @@ func (r *Registry) imageInfo(info *Info, m *meta) {
 	}
 }
 
+// AtLayers is image template t (nil: one named name, gone since) on the
+// layers ids (diff ids, bottom first) as they are in the store: a
+// hibernated sandbox wakes on the layers it was made from, whatever its
+// template's name points to now (a pull --replace). A layer no longer in
+// the store is invalid_argument.
+func (r *Registry) AtLayers(t *Template, name string, ids []string) (*Template, error) {
+	st, err := r.layerStore()
+	if err != nil {
+		return nil, err
+	}
+	out := &Template{Name: name}
+	if t != nil {
+		c := *t
+		out = &c
+	}
+	out.Kind, out.Root, out.Overlays = KindImage, "", nil
+	out.Layers = make([]string, len(ids))
+	for i, id := range ids {
+		l, ok := st.Get(id)
+		if !ok {
+			return nil, errs.New(errs.CodeInvalid, "template %q: layer %s the sandbox was made from is no longer in the store", name, id[:min(len(id), 19)])
+		}
+		out.Layers[len(ids)-1-i] = l.Dir
+	}
+	out.DiffIDs = append([]string(nil), ids...)
+	return out, nil
+}
+
 // Lease pins image template t's layers (a running sandbox's root) until
 // the returned release is called; other templates pin nothing.
 func (r *Registry) Lease(t *Template) (release func(), err error) {

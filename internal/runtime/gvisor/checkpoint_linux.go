@@ -53,6 +53,9 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 		return nil, errs.New(errs.CodeSandboxNotActive, "the sandbox is not running")
 	default:
 	}
+	if inst.rec.Volumes > 0 {
+		return nil, errVolumeCheckpoint()
+	}
 	if o.Dir == "" || !filepath.IsAbs(o.Dir) {
 		return nil, errs.Invalid("checkpoint directory must be an absolute path")
 	}
@@ -160,6 +163,9 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 	}
 	if err := checkSpace(inst.rec.Layer, m.Bytes()); err != nil {
 		return nil, err
+	}
+	if len(cfg.Volumes) > 0 {
+		return nil, errVolumeCheckpoint()
 	}
 	rfs := b.rootfsOf(cfg.ID, cfg.Template)
 	for _, t := range rfs.Trees {

@@ -78,6 +78,9 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 			return nil, fmt.Errorf("sandbox directory: %w", err)
 		}
 	}
+	if err := b.withVolumes(inst, &rfs, cfg.Volumes); err != nil { // volumes_linux.go
+		return nil, err
+	}
 	gc := guestapi.Config{
 		Version:    guestapi.Version,
 		ID:         cfg.ID,
@@ -204,6 +207,8 @@ func (b *Backend) writeSpec(inst *instance, rfs rootfs, netns string) error {
 		CgroupsPath: runscCgroupsPath(b.o.Cgroups, inst.id),
 		ShmBytes:    inst.rec.ShmBytes,
 		Trees:       rfs.Trees,
+		Nested:      rfs.Nested,
+		Volumes:     rfs.Volumes,
 	})
 	return writeJSON(filepath.Join(b.sbDir(inst.id), "bundle", "config.json"), spec, 0o600)
 }
@@ -225,7 +230,14 @@ func (b *Backend) start(ctx context.Context, inst *instance, rfs rootfs, network
 	}
 	// gVisor's overlay over every writable tree, uppers in unlinked files
 	// in the layer directory, each bounded (docs/gvisor.md: disk).
-	overlay := "all:dir=" + inst.rec.Layer + ",size=" + strconv.FormatInt(max(inst.rec.DiskBytes, 1<<20), 10)
+	// With volumes, only the root is overlaid (the template's trees are
+	// bound inside it on the host): a volume's writes must reach its
+	// directory, and --overlay2 cannot leave one writable bind out.
+	which := "all"
+	if rfs.Nested {
+		which = "root"
+	}
+	overlay := which + ":dir=" + inst.rec.Layer + ",size=" + strconv.FormatInt(max(inst.rec.DiskBytes, 1<<20), 10)
 	args := append([]string{"--network", network, "--overlay2", overlay, "--log", filepath.Join(sb, "runsc.log")}, command...)
 	args = append(args, "--bundle", filepath.Join(sb, "bundle"), "--pid-file", pidFile, inst.id)
 	ctx, cancel := context.WithTimeout(ctx, b.o.ReadyTimeout)

@@ -38,6 +38,9 @@ type record struct {
 	// What the spec was made of: a restore must present the same spec.
 	Hostname string `json:"hostname"`
 	ShmBytes int64  `json:"shm_bytes"`
+	// Volumes is how many volumes the sandbox mounts (volumes_linux.go):
+	// such a sandbox is never checkpointed.
+	Volumes int `json:"volumes,omitempty"`
 }
 
 // What an instance holds, released in reverse by teardown.

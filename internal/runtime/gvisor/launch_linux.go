@@ -35,6 +35,11 @@ type rootfs struct {
 	Root   string    // the template's root tree ("" for an image template)
 	Layers []string  // an image template's layer directories, top first
 	Trees  []subtree // the template's other trees
+	// Nested (a sandbox with volumes): the trees are bound inside Target,
+	// so that gVisor's root overlay covers them and no writable bind of
+	// the spec but the volumes is left (volumes_linux.go).
+	Nested  bool
+	Volumes []volumeBind
 }
 
 // lowers are the host overlay's lower layers, top first.
@@ -76,8 +81,19 @@ func (r rootfs) mount() error {
 		return fmt.Errorf("template root: %w", err)
 	}
 	for _, t := range r.Trees {
+		if r.Nested {
+			if err := bindNested(t.Source, r.Target, t.Path); err != nil {
+				return fmt.Errorf("template tree %s: %w", t.Path, err)
+			}
+			continue
+		}
 		if err := bindReadOnly(t.Source, t.At); err != nil {
 			return fmt.Errorf("template tree %s: %w", t.Path, err)
+		}
+	}
+	for _, v := range r.Volumes {
+		if err := bindVolume(v); err != nil {
+			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 	}
 	return nil
@@ -139,19 +155,30 @@ func mountOverlay(target string, lowers []string, upper, work string) error {
 // bindReadOnly attaches a recursive, read-only, nosuid, nodev clone of
 // src at dst (an existing directory).
 func bindReadOnly(src, dst string) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	fd, err := cloneReadOnly(src)
 	if err != nil {
-		return fmt.Errorf("open_tree: %w", err)
+		return err
 	}
 	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %w", err)
-	}
 	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
+}
+
+// cloneReadOnly returns a detached, recursive, read-only, nosuid, nodev
+// clone of the tree at src, to attach with move_mount.
+func cloneReadOnly(src string) (int, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return -1, fmt.Errorf("open_tree: %w", err)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("mount_setattr: %w", err)
+	}
+	return fd, nil
 }
 
 // inMountNS runs fn on a fresh locked OS thread that first unshares a

@@ -94,6 +94,20 @@ type specParams struct {
 	CgroupsPath string // relative to each hierarchy's root
 	ShmBytes    int64
 	Trees       []subtree // the template's other trees, bound read-only on the host
+	// Nested: the trees are bound inside Rootfs on the host (a sandbox
+	// with volumes), not mounts of the spec.
+	Nested  bool
+	Volumes []volumeBind
+}
+
+// volumeBind is one volume of a sandbox: the host directory At (a bind of
+// the volume's data directory made in runsc's mount namespace) at Path.
+type volumeBind struct {
+	Name     string
+	Path     string // inside the sandbox
+	Source   string // the volume's data directory on the host
+	At       string // where it is bound, for the spec
+	ReadOnly bool
 }
 
 // buildSpec returns the OCI spec of a sandbox: the agent as its only
@@ -131,6 +145,20 @@ func buildSpec(p specParams) *ociSpec {
 			{Destination: guestapi.GVisorCtlDir, Type: "bind", Source: p.CtlDir, Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
 		},
 		Linux: &ociLinux{Namespaces: ns, CgroupsPath: p.CgroupsPath},
+	}
+	for _, v := range p.Volumes {
+		// No overlay over a volume (only the root is overlaid when there
+		// are volumes): writes go to the volume's ext4 image, whose size
+		// is the quota. "ro" makes gVisor refuse writes too; the host
+		// side of a read-only volume is a read-only bind besides.
+		o := []string{"bind", "nosuid", "nodev"}
+		if v.ReadOnly {
+			o = append(o, "ro")
+		}
+		s.Mounts = append(s.Mounts, ociMount{Destination: v.Path, Type: "bind", Source: v.At, Options: o})
+	}
+	if p.Nested {
+		return s
 	}
 	for _, t := range p.Trees {
 		// Not "ro" in the spec: gVisor puts an overlay (with the sandbox's

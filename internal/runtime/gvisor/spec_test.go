@@ -46,3 +46,29 @@ func TestBuildSpec(t *testing.T) {
 		t.Errorf("a sandbox without network joins %q", netns)
 	}
 }
+
+// A sandbox with volumes: its template trees are no mounts of the spec
+// (they are bound inside the root, under gVisor's root overlay), and each
+// volume is a bind, read-only when asked, nosuid and nodev.
+func TestBuildSpecVolumes(t *testing.T) {
+	s := buildSpec(specParams{Rootfs: "/r", Hostname: "h", BinDir: "/b", CtlDir: "/c", Nested: true,
+		Trees:   []subtree{{Path: "/usr", At: "/trees/0"}},
+		Volumes: []volumeBind{{Name: "a", Path: "/data", At: "/vols/0"}, {Name: "b", Path: "/ro", At: "/vols/1", ReadOnly: true}}})
+	byDest := map[string]ociMount{}
+	for _, m := range s.Mounts {
+		byDest[m.Destination] = m
+	}
+	if _, ok := byDest["/usr"]; ok {
+		t.Errorf("a nested template tree is a mount of the spec: %+v", byDest["/usr"])
+	}
+	for dest, want := range map[string]struct {
+		src string
+		ro  bool
+	}{"/data": {"/vols/0", false}, "/ro": {"/vols/1", true}} {
+		m := byDest[dest]
+		if m.Type != "bind" || m.Source != want.src || slices.Contains(m.Options, "ro") != want.ro ||
+			!slices.Contains(m.Options, "nosuid") || !slices.Contains(m.Options, "nodev") {
+			t.Errorf("volume at %s: %+v", dest, m)
+		}
+	}
+}

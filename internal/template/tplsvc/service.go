@@ -543,5 +543,10 @@ func (m Manager) GetFor(tenant, name string) (*template.Template, error) {
 // List lists every stored template.
 func (m Manager) List() ([]template.Info, error) { return m.s.o.Registry.List() }
 
+// AtLayers is an image template on given layers (template.Registry.AtLayers).
+func (m Manager) AtLayers(t *template.Template, name string, ids []string) (*template.Template, error) {
+	return m.s.o.Registry.AtLayers(t, name, ids)
+}
+
 // Lease pins an image template's layers.
 func (m Manager) Lease(t *template.Template) (func(), error) { return m.s.o.Registry.Lease(t) }
