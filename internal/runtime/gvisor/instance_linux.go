@@ -38,6 +38,9 @@ type record struct {
 	// What the spec was made of: a restore must present the same spec.
 	Hostname string `json:"hostname"`
 	ShmBytes int64  `json:"shm_bytes"`
+	// NoFile is the agent's (and so every workload's) descriptor limit;
+	// 0 (records and images from before it was recorded): legacyNoFile.
+	NoFile uint64 `json:"nofile,omitempty"`
 }
 
 // What an instance holds, released in reverse by teardown.
