@@ -12,6 +12,7 @@ package hostile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -53,13 +54,23 @@ func (l *srvLab) browserSandbox(c *client.Client, n *client.Network) string {
 // error.
 func (l *srvLab) browse(c *client.Client, id, u string) (string, error) {
 	l.t.Helper()
-	ctx := ctxT(l.t, time.Minute)
-	p, err := c.BrowserNavigate(ctx, id, client.NavigateRequest{URL: u, TimeoutMs: 15000})
-	txt, terr := c.BrowserText(ctx, id, client.TextRequest{})
+	text, err, terr := l.tryBrowse(c, id, u)
 	if terr != nil {
 		l.t.Fatalf("the page's text after %s: %v", u, terr)
 	}
-	return p.Title + "\n" + txt.Title + "\n" + txt.Text, err
+	return text, err
+}
+
+// tryBrowse is browse that also returns the text's error instead of
+// failing: a page that did not load yet (its server still starting) shows
+// the browser's error page, and reading the text while the tab moves to it
+// fails ("Inspected target navigated or closed") — for a caller that
+// retries, that is one more attempt, not a failure.
+func (l *srvLab) tryBrowse(c *client.Client, id, u string) (string, error, error) {
+	ctx := ctxT(l.t, time.Minute)
+	p, err := c.BrowserNavigate(ctx, id, client.NavigateRequest{URL: u, TimeoutMs: 15000})
+	txt, terr := c.BrowserText(ctx, id, client.TextRequest{})
+	return p.Title + "\n" + txt.Title + "\n" + txt.Text, err, terr
 }
 
 // eval runs a page script in the sandbox's browser (as a page's own
@@ -372,12 +383,18 @@ func TestBrowserPageCannotDriveAPI(t *testing.T) {
 	if _, err := l.c.StartProcess(ctxT(t, time.Minute), id, client.ProcessRequest{Cmd: []string{"python3", "-m", "http.server", "--bind", "127.0.0.1", "--directory", "/workspace/www", "8000"}}); err != nil {
 		t.Fatal(err)
 	}
-	ok := waitFor(20*time.Second, func() bool {
-		text, err := l.browse(l.c, id, "http://127.0.0.1:8000/")
-		return err == nil && strings.Contains(text, "a hostile page")
+	// The server may not listen yet (python's start inside gVisor on a
+	// loaded host): retry, the text's error included.
+	var last error
+	ok := waitFor(60*time.Second, func() bool {
+		text, err, terr := l.tryBrowse(l.c, id, "http://127.0.0.1:8000/")
+		if last = errors.Join(err, terr); last != nil {
+			return false
+		}
+		return strings.Contains(text, "a hostile page")
 	})
 	if !ok {
-		t.Fatal("the hostile page does not load")
+		t.Fatalf("the hostile page does not load: %v", last)
 	}
 	jsWS := func(u string) string {
 		// "OPEN <echo>" once open and answered; "OPENED-..." if it opened

@@ -99,7 +99,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	tSums := time.Since(t0)
 	m := &Manifest{Format: manifestFormat, Runsc: RunscVersion, Sandbox: inst.id, Token: inst.rec.Token,
 		Created: time.Now().UTC(), Networked: inst.rec.NetPid != 0, // started with --network sandbox DiskBytes: inst.rec.DiskBytes,
-		Pids: inst.rec.Pids, Hostname: inst.rec.Hostname, ShmBytes: inst.rec.ShmBytes, Files: files}
+		Pids: inst.rec.Pids, Hostname: inst.rec.Hostname, ShmBytes: inst.rec.ShmBytes, NoFile: inst.rec.NoFile, Files: files}
 	if err := writeJSON(filepath.Join(tmp, ManifestName), m, 0o600); err != nil {
 		return nil, fmt.Errorf("gvisor: manifest: %w", err)
 	}
@@ -152,7 +152,7 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 	inst := b.newInstance(cfg.ID)
 	// The spec is the checkpointed sandbox's (runsc refuses any other):
 	// its hostname and shared-memory size, whatever cfg says.
-	inst.rec = record{Token: m.Token, Pids: m.Pids, Hostname: m.Hostname, ShmBytes: m.ShmBytes}
+	inst.rec = record{Token: m.Token, Pids: m.Pids, Hostname: m.Hostname, ShmBytes: m.ShmBytes, NoFile: m.NoFile}
 	defer func() {
 		if err != nil {
 			b.teardown(inst)

@@ -62,7 +62,8 @@ func (b *Backend) Create(ctx context.Context, cfg runtime.Config) (_ runtime.Ins
 	}
 	t0 := time.Now()
 	inst := b.newInstance(cfg.ID)
-	inst.rec = record{Token: token, Pids: cfg.Limits.Pids, Hostname: cfg.Hostname, ShmBytes: shmSize(cfg.Limits.MemoryBytes)}
+	inst.rec = record{Token: token, Pids: cfg.Limits.Pids, Hostname: cfg.Hostname, ShmBytes: shmSize(cfg.Limits.MemoryBytes),
+		NoFile: workloadNoFile()}
 	defer func() {
 		if err != nil {
 			b.teardown(inst)
@@ -196,6 +197,20 @@ func (b *Backend) rootfsOf(id string, t *template.Template) rootfs {
 	return r
 }
 
+// workloadNoFile is the descriptor limit of a gVisor sandbox's agent and
+// workloads: the server's own hard limit, which a native sandbox's
+// workloads inherit, so that both runtimes give a sandbox the same
+// ceiling (the fixed 1<<20 before let a workload open 52 times as many
+// descriptors as natively here, each a system call of gVisor's kernel:
+// TestResourceFileDescriptors passed its exec bound).
+func workloadNoFile() uint64 {
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) != nil || r.Max == 0 || r.Max > legacyNoFile {
+		return legacyNoFile
+	}
+	return r.Max
+}
+
 // writeSpec writes the sandbox's OCI bundle.
 func (b *Backend) writeSpec(inst *instance, rfs rootfs, netns string) error {
 	spec := buildSpec(specParams{
@@ -206,6 +221,7 @@ func (b *Backend) writeSpec(inst *instance, rfs rootfs, netns string) error {
 		NetNS:       netns,
 		CgroupsPath: runscCgroupsPath(b.o.Cgroups, inst.id),
 		ShmBytes:    inst.rec.ShmBytes,
+		NoFile:      inst.rec.NoFile,
 		Trees:       rfs.Trees,
 		Nested:      rfs.Nested,
 		Volumes:     rfs.Volumes,

@@ -41,6 +41,9 @@ type record struct {
 	// Volumes is how many volumes the sandbox mounts (volumes_linux.go):
 	// such a sandbox is never checkpointed.
 	Volumes int `json:"volumes,omitempty"`
+	// NoFile is the agent's (and so every workload's) descriptor limit;
+	// 0 (records and images from before it was recorded): legacyNoFile.
+	NoFile uint64 `json:"nofile,omitempty"`
 }
 
 // What an instance holds, released in reverse by teardown.

@@ -43,6 +43,7 @@ type Manifest struct {
 	Pids      int64     `json:"pids"`
 	Hostname  string    `json:"hostname"`
 	ShmBytes  int64     `json:"shm_bytes"`
+	NoFile    uint64    `json:"nofile,omitempty"` // 0: legacyNoFile
 	Files     []File    `json:"files"`
 }
 

@@ -85,6 +85,10 @@ type subtree struct {
 }
 
 // specParams are one sandbox's variable parts of its spec.
+// legacyNoFile is the descriptor limit every gVisor sandbox had before the
+// limit was recorded with it: a restore of such a sandbox presents it.
+const legacyNoFile = 1 << 20
+
 type specParams struct {
 	Rootfs      string // the merged root filesystem on the host
 	Hostname    string
@@ -93,6 +97,7 @@ type specParams struct {
 	NetNS       string // network namespace path; "" for a new one (loopback only)
 	CgroupsPath string // relative to each hierarchy's root
 	ShmBytes    int64
+	NoFile      uint64    // RLIMIT_NOFILE of the agent; 0: legacyNoFile
 	Trees       []subtree // the template's other trees, bound read-only on the host
 	// Nested: the trees are bound inside Rootfs on the host (a sandbox
 	// with volumes), not mounts of the spec.
@@ -115,6 +120,10 @@ type volumeBind struct {
 // host) as its root, and the agent's two directories bind-mounted
 // read-only under guestapi.GVisorDir.
 func buildSpec(p specParams) *ociSpec {
+	nofile := p.NoFile
+	if nofile == 0 {
+		nofile = legacyNoFile
+	}
 	caps := append([]string(nil), agentCaps...)
 	sort.Strings(caps)
 	ns := []ociNamespace{{Type: "pid"}, {Type: "ipc"}, {Type: "uts"}, {Type: "mount"}, {Type: "network", Path: p.NetNS}}
@@ -131,7 +140,7 @@ func buildSpec(p specParams) *ociSpec {
 			Cwd:          "/",
 			User:         ociUser{UID: 0, GID: 0},
 			Capabilities: &ociCaps{Bounding: caps, Effective: caps, Permitted: caps},
-			Rlimits:      []ociRlimit{{Type: "RLIMIT_NOFILE", Hard: 1 << 20, Soft: 1 << 20}},
+			Rlimits:      []ociRlimit{{Type: "RLIMIT_NOFILE", Hard: nofile, Soft: nofile}},
 		},
 		Root:     &ociRoot{Path: p.Rootfs},
 		Hostname: p.Hostname,

@@ -72,3 +72,16 @@ func TestBuildSpecVolumes(t *testing.T) {
 		}
 	}
 }
+
+// The descriptor limit is the recorded one; a record without one (made
+// before it was recorded) gets the limit such sandboxes were made with,
+// so that a restore presents the spec it was checkpointed with.
+func TestSpecNoFile(t *testing.T) {
+	for _, c := range []struct{ in, want uint64 }{{0, legacyNoFile}, {20000, 20000}} {
+		s := buildSpec(specParams{Rootfs: "/r", NoFile: c.in})
+		if len(s.Process.Rlimits) != 1 || s.Process.Rlimits[0].Type != "RLIMIT_NOFILE" ||
+			s.Process.Rlimits[0].Hard != c.want || s.Process.Rlimits[0].Soft != c.want {
+			t.Errorf("NoFile %d: rlimits %+v, want %d", c.in, s.Process.Rlimits, c.want)
+		}
+	}
+}
