@@ -131,6 +131,26 @@ func TestBadImagesAreRefused(t *testing.T) {
 	if res := sh(t, inst, "cat /tmp/f"); res.Stdout != "kept\n" {
 		t.Fatalf("restored files: %+v", res)
 	}
+	// The image the backend wrote is sealed (restores skip summing it
+	// again while its files are untouched): damaged in place, it is
+	// summed and refused like any other.
+	f, err := os.OpenFile(biggestFile(t, good), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	_, _ = f.ReadAt(b[:], 4096)
+	b[0] ^= 0xff
+	_, _ = f.WriteAt(b[:], 4096)
+	f.Close()
+	cfg = e.config()
+	if inst, err := e.b.Restore(t.Context(), cfg, good); err == nil {
+		e.track(inst)
+		t.Fatal("the sealed image, damaged in place, was restored")
+	} else if errs.CodeOf(err) != errs.CodeInvalid || !strings.Contains(errs.Public(err), "checksum") {
+		t.Fatalf("sealed image damaged in place: got %s %q", errs.CodeOf(err), errs.Public(err))
+	}
+	e.assertNoTrace(t, cfg.ID)
 }
 
 // TestRestoreOnFullDiskIsRefused restores into a data directory on a

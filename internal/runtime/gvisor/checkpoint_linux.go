@@ -108,6 +108,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	}
 	done = true
 	_ = syncDir(filepath.Dir(o.Dir))
+	b.seals.seal(o.Dir, m)
 	b.log.Debug("gvisor: checkpointed", "sandbox", inst.id, "bytes", m.Bytes(), "runsc", tRunsc, "summed", tSums, "done", time.Since(t0))
 	return m, nil
 }
@@ -129,7 +130,7 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 		return nil, err
 	}
 	t0 := time.Now()
-	m, err := readManifest(dir)
+	m, summed, err := b.verifyImage(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +226,7 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 			return nil, fmt.Errorf("gvisor: restored agent refused its network: %w", err)
 		}
 	}
-	b.log.Debug("gvisor: restored", "sandbox", cfg.ID, "manifest", tManifest, "prepared", tPrep, "runsc", tRunsc, "ready", time.Since(t0))
+	b.log.Debug("gvisor: restored", "sandbox", cfg.ID, "manifest", tManifest, "summed", summed, "prepared", tPrep, "runsc", tRunsc, "ready", time.Since(t0))
 	inst.guest = guestapi.NewClient(b.proxySocket(cfg.ID))
 	b.mu.Lock()
 	b.live[inst.id] = inst

@@ -74,6 +74,7 @@ func (b *Backend) Wake(ctx context.Context, cfg runtime.Config) (runtime.Instanc
 	if err != nil {
 		return nil, err
 	}
+	b.seals.unseal(dir)
 	if err := os.RemoveAll(dir); err != nil {
 		b.log.Error("gvisor: remove hibernation image", "sandbox", cfg.ID, "err", err)
 	}
@@ -86,6 +87,7 @@ func (b *Backend) DropHibernated(id string) error {
 	if !idRE.MatchString(id) {
 		return errs.Invalid("invalid sandbox id")
 	}
+	b.seals.unseal(b.HibernatedImage(id))
 	return os.RemoveAll(b.HibernatedImage(id))
 }
 
