@@ -28,6 +28,12 @@ type CheckpointOptions struct {
 	// saved (hibernation: the caller then destroys the instance, which
 	// frees its RAM).
 	LeaveRunning bool
+	// Temporary says the image is restored at once and then removed (a
+	// fork with memory): it is summed but not flushed to disk — a crash
+	// loses nothing worth keeping, and the caller's tmp directory is
+	// emptied at start. Hibernation images and memory snapshots are
+	// flushed.
+	Temporary bool
 }
 
 // checkpointTimeout bounds one runsc checkpoint (it writes the sandbox's
@@ -89,7 +95,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	}
 	// Summed and flushed in one pass; the manifest, written last, is
 	// flushed with the directory.
-	files, err := fileSums(tmp, true)
+	files, err := fileSums(tmp, !o.Temporary)
 	if err != nil {
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
@@ -100,14 +106,18 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	if err := writeJSON(filepath.Join(tmp, ManifestName), m, 0o600); err != nil {
 		return nil, fmt.Errorf("gvisor: manifest: %w", err)
 	}
-	if err := syncManifest(tmp); err != nil {
-		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
+	if !o.Temporary {
+		if err := syncManifest(tmp); err != nil {
+			return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
+		}
 	}
 	if err := os.Rename(tmp, o.Dir); err != nil {
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
 	done = true
-	_ = syncDir(filepath.Dir(o.Dir))
+	if !o.Temporary {
+		_ = syncDir(filepath.Dir(o.Dir))
+	}
 	b.seals.seal(o.Dir, m)
 	b.log.Debug("gvisor: checkpointed", "sandbox", inst.id, "bytes", m.Bytes(), "runsc", tRunsc, "summed", tSums, "done", time.Since(t0))
 	return m, nil

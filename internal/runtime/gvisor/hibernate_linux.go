@@ -141,6 +141,21 @@ func (b *Backend) CheckpointTo(ctx context.Context, inst runtime.Instance, dir s
 	return m.Bytes(), nil
 }
 
+// CheckpointTemp is CheckpointTo for an image that is restored at once
+// and then removed (a fork with memory): not flushed to disk
+// (CheckpointOptions.Temporary).
+func (b *Backend) CheckpointTemp(ctx context.Context, inst runtime.Instance, dir string) (int64, error) {
+	gi, ok := inst.(*instance)
+	if !ok {
+		return 0, errors.New("gvisor: foreign instance")
+	}
+	m, err := b.checkpointSettled(ctx, gi, CheckpointOptions{Dir: dir, LeaveRunning: true, Temporary: true})
+	if err != nil {
+		return 0, err
+	}
+	return m.Bytes(), nil
+}
+
 // checkpointAttempts bounds the tries of checkpointSettled.
 const checkpointAttempts = 3
 
