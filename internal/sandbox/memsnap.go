@@ -22,7 +22,7 @@ import (
 // part of a checkpoint, taken at the same instant as the memory), so the
 // snapshot's own file list is empty. maxBytes (0: none) bounds the image.
 func (m *Manager) captureMemory(ctx context.Context, b *box, st *snapshot.Store, meta snapshot.Meta, maxBytes int64) (snapshot.Manifest, error) {
-	dir, n, err := m.checkpointRunning(ctx, b) // memsnap_fork.go
+	dir, n, err := m.checkpointRunning(ctx, b, false) // memsnap_fork.go
 	if err != nil {
 		return snapshot.Manifest{}, err
 	}

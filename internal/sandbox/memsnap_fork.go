@@ -17,6 +17,9 @@ import (
 // starts sandboxes from them (gvisor.Backend).
 type imager interface {
 	CheckpointTo(ctx context.Context, inst runtime.Instance, dir string) (int64, error)
+	// CheckpointTemp is CheckpointTo for an image restored at once and
+	// then removed (not flushed to disk).
+	CheckpointTemp(ctx context.Context, inst runtime.Instance, dir string) (int64, error)
 	Restore(ctx context.Context, cfg runtime.Config, dir string) (runtime.Instance, error)
 }
 
@@ -38,8 +41,9 @@ func (m *Manager) imagerOf(spec Spec, what string) (imager, error) {
 // checkpointRunning checkpoints running b into a new image directory
 // under the snapshot store's tmp directory (emptied at start: a crash
 // leaves nothing) and returns it with its size; the caller removes it.
+// A temporary image (a fork's, restored at once) is not flushed to disk.
 // One pause, resume or hibernation at a time (pz.op).
-func (m *Manager) checkpointRunning(ctx context.Context, b *box) (dir string, n int64, err error) {
+func (m *Manager) checkpointRunning(ctx context.Context, b *box, temporary bool) (dir string, n int64, err error) {
 	st, err := m.snapStore()
 	if err != nil {
 		return "", 0, err
@@ -66,7 +70,11 @@ func (m *Manager) checkpointRunning(ctx context.Context, b *box) (dir string, n 
 		return "", 0, errs.Wrap(errs.CodeInternal, err, "the memory image could not be prepared")
 	}
 	dir = filepath.Join(parent, "image")
-	n, err = im.CheckpointTo(ctx, inst, dir)
+	if temporary {
+		n, err = im.CheckpointTemp(ctx, inst, dir)
+	} else {
+		n, err = im.CheckpointTo(ctx, inst, dir)
+	}
 	if err != nil {
 		_ = os.RemoveAll(parent)
 		m.log.Error("checkpoint", "sandbox", sb.ID, "err", err)
@@ -80,7 +88,7 @@ func (m *Manager) checkpointRunning(ctx context.Context, b *box) (dir string, n 
 
 // forkMemory makes count forks of b, each restored from one checkpoint.
 func (m *Manager) forkMemory(ctx context.Context, sc Scope, b *box, spec Spec, count int) ([]Sandbox, error) {
-	dir, _, err := m.checkpointRunning(ctx, b)
+	dir, _, err := m.checkpointRunning(ctx, b, true)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,24 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
+// flipByte inverts the byte at offset 4096 of path, in place.
+func flipByte(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], 4096); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b[:], 4096); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBadImagesAreRefused damages a good image in each way a disk or an
 // operator can, and expects a clear refusal that leaves no trace of the
 // sandbox that was to be restored.
@@ -66,17 +84,7 @@ func TestBadImagesAreRefused(t *testing.T) {
 		code   errs.Code
 		msg    string
 	}{
-		{"flipped byte", func(dir string) {
-			f, err := os.OpenFile(biggestFile(t, dir), os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b [1]byte
-			_, _ = f.ReadAt(b[:], 4096)
-			b[0] ^= 0xff
-			_, _ = f.WriteAt(b[:], 4096)
-			f.Close()
-		}, errs.CodeInvalid, "checksum"},
+		{"flipped byte", func(dir string) { flipByte(t, biggestFile(t, dir)) }, errs.CodeInvalid, "checksum"},
 		{"truncated", func(dir string) {
 			p := biggestFile(t, dir)
 			fi, _ := os.Stat(p)
@@ -131,6 +139,18 @@ func TestBadImagesAreRefused(t *testing.T) {
 	if res := sh(t, inst, "cat /tmp/f"); res.Stdout != "kept\n" {
 		t.Fatalf("restored files: %+v", res)
 	}
+	// The image the backend wrote is sealed (restores skip summing it
+	// again while its files are untouched): damaged in place, it is
+	// summed and refused like any other.
+	flipByte(t, biggestFile(t, good))
+	cfg = e.config()
+	if inst, err := e.b.Restore(t.Context(), cfg, good); err == nil {
+		e.track(inst)
+		t.Fatal("the sealed image, damaged in place, was restored")
+	} else if errs.CodeOf(err) != errs.CodeInvalid || !strings.Contains(errs.Public(err), "checksum") {
+		t.Fatalf("sealed image damaged in place: got %s %q", errs.CodeOf(err), errs.Public(err))
+	}
+	e.assertNoTrace(t, cfg.ID)
 }
 
 // TestRestoreOnFullDiskIsRefused restores into a data directory on a

@@ -28,6 +28,12 @@ type CheckpointOptions struct {
 	// saved (hibernation: the caller then destroys the instance, which
 	// frees its RAM).
 	LeaveRunning bool
+	// Temporary says the image is restored at once and then removed (a
+	// fork with memory): it is summed but not flushed to disk — a crash
+	// loses nothing worth keeping, and the caller's tmp directory is
+	// emptied at start. Hibernation images and memory snapshots are
+	// flushed.
+	Temporary bool
 }
 
 // checkpointTimeout bounds one runsc checkpoint (it writes the sandbox's
@@ -92,7 +98,7 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	}
 	// Summed and flushed in one pass; the manifest, written last, is
 	// flushed with the directory.
-	files, err := fileSums(tmp, true)
+	files, err := fileSums(tmp, !o.Temporary)
 	if err != nil {
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
@@ -103,14 +109,19 @@ func (b *Backend) Checkpoint(ctx context.Context, ri runtime.Instance, o Checkpo
 	if err := writeJSON(filepath.Join(tmp, ManifestName), m, 0o600); err != nil {
 		return nil, fmt.Errorf("gvisor: manifest: %w", err)
 	}
-	if err := syncManifest(tmp); err != nil {
-		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
+	if !o.Temporary {
+		if err := syncManifest(tmp); err != nil {
+			return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
+		}
 	}
 	if err := os.Rename(tmp, o.Dir); err != nil {
 		return nil, fmt.Errorf("gvisor: checkpoint image: %w", err)
 	}
 	done = true
-	_ = syncDir(filepath.Dir(o.Dir))
+	if !o.Temporary {
+		_ = syncDir(filepath.Dir(o.Dir))
+	}
+	b.seals.seal(o.Dir, m)
 	b.log.Debug("gvisor: checkpointed", "sandbox", inst.id, "bytes", m.Bytes(), "runsc", tRunsc, "summed", tSums, "done", time.Since(t0))
 	return m, nil
 }
@@ -132,7 +143,7 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 		return nil, err
 	}
 	t0 := time.Now()
-	m, err := readManifest(dir)
+	m, summed, err := b.verifyImage(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +242,7 @@ func (b *Backend) Restore(ctx context.Context, cfg runtime.Config, dir string) (
 			return nil, fmt.Errorf("gvisor: restored agent refused its network: %w", err)
 		}
 	}
-	b.log.Debug("gvisor: restored", "sandbox", cfg.ID, "manifest", tManifest, "prepared", tPrep, "runsc", tRunsc, "ready", time.Since(t0))
+	b.log.Debug("gvisor: restored", "sandbox", cfg.ID, "manifest", tManifest, "summed", summed, "prepared", tPrep, "runsc", tRunsc, "ready", time.Since(t0))
 	inst.guest = guestapi.NewClient(b.proxySocket(cfg.ID))
 	b.mu.Lock()
 	b.live[inst.id] = inst

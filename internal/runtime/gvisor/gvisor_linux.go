@@ -54,6 +54,7 @@ type Backend struct {
 	mu       sync.Mutex
 	live     map[string]*instance
 	cleanups sync.WaitGroup
+	seals    seals // images known intact (seal_linux.go)
 }
 
 // New checks runsc and prepares the backend's directories. Without a

@@ -90,7 +90,9 @@ func newEnv(t testing.TB, mod func(*gvisor.Options)) *env {
 		t.Fatal(err)
 	}
 	e.opts = gvisor.Options{DataDir: data, Cgroups: e.cg, Disk: e.disk, Runsc: os.Getenv("PADDOCK_RUNSC"),
-		Log: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: testLogLevel()}))}
+		// runsc's own debug logs (DATA/gvisor/debug/), for profiling a phase.
+		Debug: os.Getenv("PADDOCK_TEST_RUNSC_DEBUG") == "1",
+		Log:   slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: testLogLevel()}))}
 	if mod != nil {
 		mod(&e.opts)
 	}
@@ -159,6 +161,12 @@ func (e *env) close() {
 	if e.cg != nil {
 		if err := e.cg.RemovePrefix(); err != nil {
 			e.t.Errorf("cgroups left: %v", err)
+		}
+	}
+	if os.Getenv("PADDOCK_TEST_RUNSC_DEBUG") == "1" {
+		if keep, err := os.MkdirTemp("", "pdkgv-debug-"); err == nil {
+			_ = os.Rename(filepath.Join(e.data, "gvisor", "debug"), filepath.Join(keep, "debug"))
+			e.t.Logf("runsc debug logs kept in %s", keep)
 		}
 	}
 	_ = os.RemoveAll(e.data)

@@ -74,6 +74,7 @@ func (b *Backend) Wake(ctx context.Context, cfg runtime.Config) (runtime.Instanc
 	if err != nil {
 		return nil, err
 	}
+	b.seals.unseal(dir)
 	if err := os.RemoveAll(dir); err != nil {
 		b.log.Error("gvisor: remove hibernation image", "sandbox", cfg.ID, "err", err)
 	}
@@ -86,6 +87,7 @@ func (b *Backend) DropHibernated(id string) error {
 	if !idRE.MatchString(id) {
 		return errs.Invalid("invalid sandbox id")
 	}
+	b.seals.unseal(b.HibernatedImage(id))
 	return os.RemoveAll(b.HibernatedImage(id))
 }
 
@@ -133,6 +135,21 @@ func (b *Backend) CheckpointTo(ctx context.Context, inst runtime.Instance, dir s
 		return 0, errors.New("gvisor: foreign instance")
 	}
 	m, err := b.checkpointSettled(ctx, gi, CheckpointOptions{Dir: dir, LeaveRunning: true})
+	if err != nil {
+		return 0, err
+	}
+	return m.Bytes(), nil
+}
+
+// CheckpointTemp is CheckpointTo for an image that is restored at once
+// and then removed (a fork with memory): not flushed to disk
+// (CheckpointOptions.Temporary).
+func (b *Backend) CheckpointTemp(ctx context.Context, inst runtime.Instance, dir string) (int64, error) {
+	gi, ok := inst.(*instance)
+	if !ok {
+		return 0, errors.New("gvisor: foreign instance")
+	}
+	m, err := b.checkpointSettled(ctx, gi, CheckpointOptions{Dir: dir, LeaveRunning: true, Temporary: true})
 	if err != nil {
 		return 0, err
 	}
