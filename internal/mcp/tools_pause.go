@@ -49,8 +49,12 @@ func pauseTools(tb *Toolbox) {
 		Description: "Freeze every process of a sandbox: memory, files and open connections stay, it uses no CPU and its " +
 			"timeout clock stops (it is destroyed after its paused timeout, 7 days by default). Other tools on it fail " +
 			"with sandbox_paused until sandbox_resume, unless it was created with auto_resume."},
-		lifecycle("pause", func(c *Call) (func(context.Context, string) (wire.Sandbox, error), error) { return c.Backend().Pause, nil }))
+		lifecycle("pause", func(c *Call) (func(context.Context, string) (wire.Sandbox, error), error) {
+			return c.Backend().Pause, nil
+		}))
 	Add(tb, Tool{Name: "sandbox_resume", Need: rights.Of(rights.Write), Title: "Resume a paused sandbox", Idempotent: true,
 		Description: "Thaw a paused sandbox: its processes continue where they were and its timeout clock restarts with the life it had left."},
-		lifecycle("resume", func(c *Call) (func(context.Context, string) (wire.Sandbox, error), error) { return c.Backend().Resume, nil }))
+		lifecycle("resume", func(c *Call) (func(context.Context, string) (wire.Sandbox, error), error) {
+			return c.Backend().Resume, nil
+		}))
 }
