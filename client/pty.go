@@ -12,26 +12,12 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+
+	"github.com/paddockhq/paddock/wire"
 )
 
 // wsProtocol is the subprotocol of Paddock's interactive sockets.
 const wsProtocol = "paddock.v1"
-
-// wsMessage is a text message on the interactive sockets.
-type wsMessage struct {
-	Type      string `json:"type"`
-	Pid       int    `json:"pid,omitempty"`
-	ID        string `json:"id,omitempty"`
-	Bytes     int64  `json:"bytes,omitempty"`
-	Code      string `json:"code,omitempty"`
-	Message   string `json:"message,omitempty"`
-	ExitCode  *int   `json:"exit_code,omitempty"`
-	Signal    string `json:"signal,omitempty"`
-	OOMKilled bool   `json:"oom_killed,omitempty"`
-	TimedOut  bool   `json:"timed_out,omitempty"`
-	Rows      int    `json:"rows,omitempty"`
-	Cols      int    `json:"cols,omitempty"`
-}
 
 // dialWS opens one of the server's WebSockets, authenticating with the key.
 func (c *Client) dialWS(ctx context.Context, path string, q url.Values) (*websocket.Conn, error) {
@@ -54,7 +40,7 @@ func (c *Client) dialWS(ctx context.Context, path string, q url.Values) (*websoc
 	return conn, nil
 }
 
-func messageError(m wsMessage) error {
+func messageError(m wire.WSMessage) error {
 	return &Error{Status: 200, Code: m.Code, Message: m.Message}
 }
 
@@ -132,7 +118,7 @@ func (c *Client) Terminal(ctx context.Context, id string, opt TerminalOptions) (
 		conn.CloseNow()
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
-	var m wsMessage
+	var m wire.WSMessage
 	if typ != websocket.MessageText || json.Unmarshal(b, &m) != nil || (m.Type != "started" && m.Type != "error") {
 		cancel()
 		conn.CloseNow()
@@ -178,7 +164,7 @@ func (t *Terminal) readLoop() {
 			}
 			continue
 		}
-		var m wsMessage
+		var m wire.WSMessage
 		if json.Unmarshal(b, &m) != nil {
 			continue
 		}
@@ -219,24 +205,24 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *Terminal) control(m wsMessage) error {
+func (t *Terminal) control(m wire.WSMessage) error {
 	b, _ := json.Marshal(m)
 	return t.conn.Write(t.ctx, websocket.MessageText, b)
 }
 
 // Resize tells the terminal its new size.
 func (t *Terminal) Resize(rows, cols int) error {
-	return t.control(wsMessage{Type: "resize", Rows: rows, Cols: cols})
+	return t.control(wire.WSMessage{Type: "resize", Rows: rows, Cols: cols})
 }
 
 // Signal sends a signal to the terminal's program ("SIGINT", ...).
 func (t *Terminal) Signal(sig string) error {
-	return t.control(wsMessage{Type: "signal", Signal: sig})
+	return t.control(wire.WSMessage{Type: "signal", Signal: sig})
 }
 
 // CloseInput ends the terminal's input: it gets its EOF character (^D).
 func (t *Terminal) CloseInput() error {
-	return t.control(wsMessage{Type: "eof"})
+	return t.control(wire.WSMessage{Type: "eof"})
 }
 
 // Dropped is how many output bytes the server had to drop because this
@@ -315,14 +301,14 @@ func (c *Client) ExecInteractive(ctx context.Context, id string, req ExecRequest
 					}
 				}
 				if err != nil {
-					b, _ := json.Marshal(wsMessage{Type: "eof"})
+					b, _ := json.Marshal(wire.WSMessage{Type: "eof"})
 					_ = conn.Write(wctx, websocket.MessageText, b)
 					return
 				}
 			}
 		}()
 	} else {
-		b, _ := json.Marshal(wsMessage{Type: "eof"})
+		b, _ := json.Marshal(wire.WSMessage{Type: "eof"})
 		if err := conn.Write(wctx, websocket.MessageText, b); err != nil {
 			return ExecResult{}, err
 		}
@@ -345,7 +331,7 @@ func (c *Client) ExecInteractive(ctx context.Context, id string, req ExecRequest
 			}
 			continue
 		}
-		var m wsMessage
+		var m wire.WSMessage
 		if json.Unmarshal(b, &m) != nil {
 			continue
 		}

@@ -21,6 +21,7 @@ var allowedGuestDeps = []string{
 	"github.com/paddockhq/paddock/internal/errs",
 	"github.com/paddockhq/paddock/internal/cgroup",
 	"github.com/paddockhq/paddock/internal/harden",
+	"github.com/paddockhq/paddock/internal/textcut", // cutting text at UTF-8 boundaries
 	"golang.org/x/sys",                              // system calls
 	"golang.org/x/net/bpf",                          // the seccomp program
 	"github.com/creack/pty",                         // terminals

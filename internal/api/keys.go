@@ -65,11 +65,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc sandbox.Sco
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	if err := s.keys.RevokeKey(r.Context(), sc, r.PathValue("id")); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	replyNoContent(w, r, s.keys.RevokeKey(r.Context(), sc, r.PathValue("id")))
 }
 
 // withUsage is t as the API shows it: with what its running sandboxes

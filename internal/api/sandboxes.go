@@ -55,11 +55,7 @@ func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.S
 }
 
 func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	if err := s.m.Delete(r.Context(), sc, r.PathValue("id")); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	replyNoContent(w, r, s.m.Delete(r.Context(), sc, r.PathValue("id")))
 }
 
 func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {

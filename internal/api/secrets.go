@@ -90,9 +90,5 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Sc
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-	if err := s.secrets.Delete(r.Context(), sc, r.URL.Query().Get("tenant"), r.PathValue("name")); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	replyNoContent(w, r, s.secrets.Delete(r.Context(), sc, r.URL.Query().Get("tenant"), r.PathValue("name")))
 }

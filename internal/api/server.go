@@ -308,6 +308,15 @@ func reply(w http.ResponseWriter, r *http.Request, v any, err error) {
 	writeJSON(w, http.StatusOK, v)
 }
 
+// replyNoContent answers 204 No Content, or err.
+func replyNoContent(w http.ResponseWriter, r *http.Request, err error) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // replyList answers a list wrapped in its envelope (none is [], never
 // null), or err.
 func replyList[T, E any](w http.ResponseWriter, r *http.Request, list []T, err error, wrap func([]T) E) {

@@ -39,10 +39,6 @@ func (s *Server) snapshotRoutes() {
 		reply(w, r, snap, err)
 	})
 	s.authed("DELETE /v1/snapshots/{name}", rights.Snapshots, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-		if err := s.m.DeleteSnapshot(r.Context(), sc, r.PathValue("name")); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		replyNoContent(w, r, s.m.DeleteSnapshot(r.Context(), sc, r.PathValue("name")))
 	})
 }

@@ -50,11 +50,7 @@ func (s *Server) templateRoutes() {
 		reply(w, r, tpl, err)
 	})
 	s.authed("DELETE /v1/templates/{name}", rights.Templates, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-		if err := t.Delete(r.Context(), sc, r.PathValue("name")); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		replyNoContent(w, r, t.Delete(r.Context(), sc, r.PathValue("name")))
 	})
 	s.authed("POST /v1/templates/pull", rights.Templates, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
 		req, ok := decoded[wire.TemplatePullRequest](w, r)
@@ -102,11 +98,7 @@ func (s *Server) templateRoutes() {
 		if !ok {
 			return
 		}
-		if err := t.Push(r.Context(), sc, r.PathValue("name"), req.Ref); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		replyNoContent(w, r, t.Push(r.Context(), sc, r.PathValue("name"), req.Ref))
 	})
 }
 

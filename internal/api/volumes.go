@@ -32,11 +32,7 @@ func (s *Server) volumeRoutes() {
 		reply(w, r, v, err)
 	})
 	s.authed("DELETE /v1/volumes/{name}", rights.Volumes, func(w http.ResponseWriter, r *http.Request, sc sandbox.Scope) {
-		if err := s.m.DeleteVolume(r.Context(), sc, r.PathValue("name")); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		replyNoContent(w, r, s.m.DeleteVolume(r.Context(), sc, r.PathValue("name")))
 	})
 	const files = "/v1/volumes/{name}/files"
 	s.authed("GET "+files, rights.Read, s.volumeReadFile)

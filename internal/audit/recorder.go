@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -163,13 +164,13 @@ func (r *Recorder) Begin(req *http.Request, p auth.Principal, route string) (fun
 	if err := r.append(ctx, en); err != nil {
 		return nil, err
 	}
-	st, _ := ctx.Value(stateKey{}).(*reqState)
+	sw, _ := ctx.Value(stateKey{}).(*gate.StatusWriter)
 	return func(status int) {
 		res := Entry{Action: ActionHTTP, Phase: PhaseResult, Actor: en.Actor, Tenant: en.Tenant, Sandbox: sb,
 			Request: en.Request, Status: status, Duration: time.Since(start),
 			Result: map[string]string{"method": req.Method, "route": pattern}}
-		if st != nil {
-			res.Code = st.code()
+		if sw != nil {
+			res.Code = sw.Code()
 		}
 		_ = r.append(ctx, res)
 	}, nil
@@ -212,84 +213,14 @@ func (r *Recorder) MetricsHandler() http.Handler { return r.o.Metrics }
 
 type stateKey struct{}
 
-// reqState carries what the result record of a request needs and only
-// the response knows: the error code of an error answer.
-type reqState struct {
-	mu   sync.Mutex
-	errc string
-}
-
-func (s *reqState) code() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.errc
-}
-
 // Middleware (outside the API's mux) notes the error code of each error
 // answer, for the request's result record and for the violation webhook
 // (a 429 is either limit_exceeded or rate_limited).
 func (r *Recorder) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		st := &reqState{}
-		cw := &codeWriter{ResponseWriter: w, st: st}
-		next.ServeHTTP(cw, req.WithContext(context.WithValue(req.Context(), stateKey{}, st)))
+		sw := gate.NewStatusWriter(w)
+		next.ServeHTTP(sw, req.WithContext(context.WithValue(req.Context(), stateKey{}, sw)))
 	})
-}
-
-type codeWriter struct {
-	http.ResponseWriter
-	st     *reqState
-	status int
-	seen   bool
-}
-
-func (w *codeWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *codeWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if !w.seen && w.status >= 400 {
-		w.seen = true
-		if c := ErrorCode(p); c != "" {
-			w.st.mu.Lock()
-			w.st.errc = c
-			w.st.mu.Unlock()
-		}
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *codeWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController and WebSocket upgrades reach the
-// connection.
-func (w *codeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// ErrorCode reads the code of an API error body ({"error":{"code":...}}),
-// or "" if body is not one.
-func ErrorCode(body []byte) string {
-	if len(body) == 0 || len(body) > 64<<10 || body[0] != '{' {
-		return ""
-	}
-	var e struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil || len(e.Error.Code) > 64 {
-		return ""
-	}
-	return e.Error.Code
 }
 
 // denials are the error codes of refused actions: policy violations.

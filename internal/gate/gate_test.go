@@ -169,6 +169,32 @@ func TestStatusWriter(t *testing.T) {
 	if sw.Status() != 201 || rec.Code != 201 || !rec.Flushed || sw.Unwrap() != rec {
 		t.Fatalf("%d %d %v", sw.Status(), rec.Code, rec.Flushed)
 	}
+	if sw.Code() != "" {
+		t.Fatalf("a success has code %q", sw.Code())
+	}
+
+	// An error answer: its first final status is kept (net/http sends that
+	// one), a 1xx before it is not, and its code is read from the body.
+	rec = httptest.NewRecorder()
+	sw = NewStatusWriter(rec)
+	sw.WriteHeader(http.StatusEarlyHints)
+	sw.WriteHeader(http.StatusTooManyRequests)
+	sw.WriteHeader(http.StatusOK)
+	_, _ = sw.Write([]byte(`{"error":{"code":"rate_limited","message":"slow down"}}`))
+	_, _ = sw.Write([]byte(`{"error":{"code":"other"}}`))
+	if sw.Status() != http.StatusTooManyRequests || sw.Code() != "rate_limited" {
+		t.Fatalf("status %d code %q", sw.Status(), sw.Code())
+	}
+	for body, want := range map[string]string{
+		`{"error":{"code":"not_found"}}`: "not_found",
+		`<html>`:                         "",
+		`{"error":{"code":"` + strings.Repeat("x", 65) + `"}}`: "",
+		`{"error":`: "",
+	} {
+		if got := ErrorCode([]byte(body)); got != want {
+			t.Errorf("ErrorCode(%q) = %q, want %q", body, got, want)
+		}
+	}
 	if !Is(errMissing, errMissing) || Is(errInvalid, errMissing) || !Is(errs.Wrap(errs.CodeInternal, errMissing, "x"), errMissing) {
 		t.Fatal("Is")
 	}

@@ -124,7 +124,7 @@ func (s *Store) load() error {
 		return errs.Wrap(errs.CodeInternal, err, "layer store: cannot list layers")
 	}
 	for _, e := range ents {
-		if !validHex(e.Name()) {
+		if !ValidHex(e.Name()) {
 			continue
 		}
 		p := filepath.Join(s.dir, layersDir, e.Name())
@@ -181,10 +181,12 @@ func ValidOwner(owner string) bool {
 // ValidDiffID reports whether id is "sha256:" and 64 lower-case hex digits.
 func ValidDiffID(id string) bool {
 	h, ok := strings.CutPrefix(id, "sha256:")
-	return ok && validHex(h)
+	return ok && ValidHex(h)
 }
 
-func validHex(h string) bool {
+// ValidHex reports whether h is a SHA-256 digest in hex: 64 lower-case
+// hex digits (a layer's name here, a blob's in an OCI layout).
+func ValidHex(h string) bool {
 	if len(h) != 64 {
 		return false
 	}

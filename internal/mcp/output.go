@@ -2,8 +2,8 @@ package mcp
 
 import (
 	"fmt"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/paddockhq/paddock/internal/textcut"
 )
 
 // capture keeps a bounded view of a stream for a model: the first half of
@@ -55,50 +55,14 @@ func (c *capture) truncated() bool {
 // model knows what it is not seeing.
 func (c *capture) String() string {
 	if !c.truncated() {
-		return validText(string(c.head) + string(c.tail))
+		return textcut.Valid(string(c.head) + string(c.tail))
 	}
-	head := trimPartialEnd(c.head)
-	tail := trimPartialStart(c.tail)
+	head := textcut.TrimPartialEnd(c.head)
+	tail := textcut.TrimPartialStart(c.tail)
 	omitted := c.total - int64(len(head)+len(tail))
-	return validText(string(head)) + truncationMarker(omitted, len(head), len(tail), c.total) + validText(string(tail))
+	return textcut.Valid(string(head)) + truncationMarker(omitted, len(head), len(tail), c.total) + textcut.Valid(string(tail))
 }
 
 func truncationMarker(omitted int64, head, tail int, total int64) string {
 	return fmt.Sprintf("\n[... %d bytes omitted: showing the first %d and the last %d of %d bytes ...]\n", omitted, head, tail, total)
-}
-
-// validText makes output safe to put in a JSON string for a model: invalid
-// UTF-8 (binary output) becomes U+FFFD.
-func validText(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// trimPartialEnd drops an incomplete UTF-8 sequence cut at the end of b.
-func trimPartialEnd(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		c := b[len(b)-i]
-		if c < utf8.RuneSelf {
-			return b // ASCII: nothing cut
-		}
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			return b
-		}
-	}
-	return b
-}
-
-// trimPartialStart drops continuation bytes of a sequence cut at the start.
-func trimPartialStart(b []byte) []byte {
-	for i := 0; i < utf8.UTFMax && i < len(b); i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
-		}
-	}
-	return b
 }

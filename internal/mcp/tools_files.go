@@ -6,6 +6,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/internal/textcut"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -190,7 +191,7 @@ func fileTools(tb *Toolbox) {
 				if r.Total > 0 && start > r.Total {
 					return newToolError(errs.CodeInvalid, "start_line %d is past the end of %s, which has %d lines.", start, clip(in.Path), r.Total)
 				}
-				*out = fileReadOut{Path: in.Path, Content: validText(r.Content), StartLine: start, EndLine: r.End, TotalLines: r.Total,
+				*out = fileReadOut{Path: in.Path, Content: textcut.Valid(r.Content), StartLine: start, EndLine: r.End, TotalLines: r.Total,
 					More: r.More, Truncated: r.Truncated, Size: r.Size}
 				return nil
 			})
@@ -301,7 +302,7 @@ func fileTools(tb *Toolbox) {
 				}
 				out.Truncated, out.FilesScanned, out.FilesSkipped = res.Truncated, res.FilesScanned, res.FilesSkipped
 				for _, m := range res.Matches {
-					out.Matches = append(out.Matches, lineMatch{Path: m.Path, Line: m.Line, Text: validText(m.Text)})
+					out.Matches = append(out.Matches, lineMatch{Path: m.Path, Line: m.Line, Text: textcut.Valid(m.Text)})
 				}
 				return nil
 			})

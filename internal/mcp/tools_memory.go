@@ -35,27 +35,13 @@ func memoryTools(tb *Toolbox) {
 		Description: "gVisor sandboxes only. Save a sandbox's processes, memory and files to disk and release its RAM; its " +
 			"timeout clock stops. sandbox_resume restores it exactly where it was (same id); so does any tool on it if it " +
 			"was created with auto_resume. Survives server restarts."},
-		func(c *Call, in pauseIn) (sandboxInfo, error) {
-			if in.Sandbox == "" {
-				return sandboxInfo{}, newToolError(errs.CodeInvalid, "Give `sandbox`: the id of the sandbox to hibernate (sandbox_list shows them).")
-			}
+		lifecycle("hibernate", func(c *Call) (func(context.Context, string) (wire.Sandbox, error), error) {
 			mb, err := memoryOf(c)
 			if err != nil {
-				return sandboxInfo{}, err
+				return nil, err
 			}
-			sb, err := mb.Hibernate(c.Context(), in.Sandbox)
-			if err != nil {
-				if isNotFound(err) {
-					return sandboxInfo{}, errNoSandbox(in.Sandbox)
-				}
-				return sandboxInfo{}, err
-			}
-			own := ""
-			if c.sess != nil {
-				own = c.SessionSandbox()
-			}
-			return infoOf(sb, own), nil
-		})
+			return mb.Hibernate, nil
+		}))
 	Add(tb, Tool{Name: "sandbox_memory_snapshot", Need: rights.Of(rights.Snapshots), Title: "Snapshot a sandbox with its memory", Additive: true,
 		Description: "gVisor sandboxes only. Save a sandbox's files and its running processes with their memory as a named " +
 			"snapshot (the sandbox keeps running). sandbox_create with this `snapshot` starts a sandbox whose processes " +

@@ -5,6 +5,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/rights"
+	"github.com/paddockhq/paddock/internal/textcut"
 	"github.com/paddockhq/paddock/wire"
 )
 
@@ -220,8 +221,8 @@ func readOutput(c *Call, id string, in outputIn, wait time.Duration, budget int6
 		return outputOut{}, err
 	}
 	out.Process = procOf(info)
-	out.Stdout, out.Stderr = validText(string(trimPartialEnd(bufs["stdout"]))), validText(string(trimPartialEnd(bufs["stderr"])))
-	out.StdoutOffset = next["stdout"] - int64(len(bufs["stdout"])-len(trimPartialEnd(bufs["stdout"])))
-	out.StderrOffset = next["stderr"] - int64(len(bufs["stderr"])-len(trimPartialEnd(bufs["stderr"])))
+	out.Stdout, out.Stderr = textcut.Valid(string(textcut.TrimPartialEnd(bufs["stdout"]))), textcut.Valid(string(textcut.TrimPartialEnd(bufs["stderr"])))
+	out.StdoutOffset = next["stdout"] - int64(len(bufs["stdout"])-len(textcut.TrimPartialEnd(bufs["stdout"])))
+	out.StderrOffset = next["stderr"] - int64(len(bufs["stderr"])-len(textcut.TrimPartialEnd(bufs["stderr"])))
 	return out, nil
 }

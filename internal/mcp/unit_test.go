@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/textcut"
 )
 
 func TestCapture(t *testing.T) {
@@ -78,7 +79,7 @@ func FuzzCapture(f *testing.F) {
 			t.Fatalf("invalid UTF-8: %q", s)
 		}
 		all := string(a) + string(b)
-		if !c.truncated() && s != validText(all) {
+		if !c.truncated() && s != textcut.Valid(all) {
 			t.Fatalf("untruncated %q != %q", s, all)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -269,15 +270,15 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 		defer m.inFlight.Dec()
 		r, ri := withReqInfo(r)
 		r, span := startHTTP(m.tracer, r)
-		rec := &recorder{ResponseWriter: w}
+		rec := gate.NewStatusWriter(w)
 		next.ServeHTTP(rec, r)
-		status := rec.statusCode()
+		status := rec.Status()
 		route, method := routeLabel(ri, r, status, m.public), methodLabel(r.Method)
 		endHTTP(span, method, route, status)
 		m.httpReqs.WithLabelValues(route, method, statusLabel(status)).Inc()
 		m.httpLatency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
-		if rec.code != "" {
-			m.errors.WithLabelValues(rec.code).Inc()
+		if code := codeLabel(rec.Code()); code != "" {
+			m.errors.WithLabelValues(code).Inc()
 		}
 	})
 }

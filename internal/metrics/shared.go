@@ -131,67 +131,18 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// recorder captures what a response was.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	code   string
-	sniff  bool
-}
-
-func (w *recorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *recorder) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if !w.sniff && w.status >= 400 {
-		w.sniff = true
-		w.code = errorCode(p)
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *recorder) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController and WebSocket upgrades through.
-func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *recorder) statusCode() int {
-	if w.status == 0 {
-		return http.StatusOK
-	}
-	return w.status
-}
-
-// errorCode reads {"error":{"code":...}}, bounded to the codes' shape.
-func errorCode(body []byte) string {
-	if len(body) == 0 || len(body) > 64<<10 || body[0] != '{' {
+// codeLabel bounds the error-code label to the codes' shape: at most 40
+// bytes of [a-z_], else "" (never a free-form label).
+func codeLabel(code string) string {
+	if len(code) > 40 {
 		return ""
 	}
-	var e struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil || len(e.Error.Code) > 40 {
-		return ""
-	}
-	for _, c := range e.Error.Code {
+	for _, c := range code {
 		if (c < 'a' || c > 'z') && c != '_' {
-			return "" // not one of ours: never a free-form label
+			return "" // not one of ours
 		}
 	}
-	return e.Error.Code
+	return code
 }
 
 func statusLabel(s int) string { return strconv.Itoa(s) }

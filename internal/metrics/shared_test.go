@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/gate"
 	"github.com/paddockhq/paddock/internal/sandbox"
 )
 
@@ -33,8 +34,8 @@ func TestLabelsAreBounded(t *testing.T) {
 		`{"error":{"code":"` + string(make([]byte, 100)) + `"}}`: "",
 		`<html>`: "",
 	} {
-		if got := errorCode([]byte(body)); got != want {
-			t.Errorf("errorCode(%q) = %q", body, got)
+		if got := codeLabel(gate.ErrorCode([]byte(body))); got != want {
+			t.Errorf("codeLabel(gate.ErrorCode(%q)) = %q", body, got)
 		}
 	}
 	r := httptest.NewRequest("GET", "/v1/sandboxes/abc123/secret-path", nil)

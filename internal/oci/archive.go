@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/paddockhq/paddock/internal/errs"
+	"github.com/paddockhq/paddock/internal/layers"
 )
 
 // Archive kinds OpenArchive recognises.
@@ -176,7 +177,7 @@ func unpackLayoutTar(p, dir string) error {
 				return errs.New(errs.CodeTooLarge, "the oci-archive's %s is too large", clean)
 			}
 			dst = filepath.Join(dir, clean)
-		case strings.HasPrefix(clean, "blobs/sha256/") && validHex(strings.TrimPrefix(clean, "blobs/sha256/")):
+		case strings.HasPrefix(clean, "blobs/sha256/") && layers.ValidHex(strings.TrimPrefix(clean, "blobs/sha256/")):
 			dst = filepath.Join(dir, "blobs", "sha256", strings.TrimPrefix(clean, "blobs/sha256/"))
 		default:
 			continue
@@ -196,18 +197,6 @@ func unpackLayoutTar(p, dir string) error {
 			return errs.Wrap(errs.CodeInternal, err, "cannot unpack the oci-archive")
 		}
 	}
-}
-
-func validHex(h string) bool {
-	if len(h) != 64 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // fromLayout picks the image of an OCI layout.

@@ -98,23 +98,21 @@ func (setup NetSetup) Apply(gc *guestapi.Config) {
 	gc.ResolvConf = setup.ResolvConf
 	gc.Hosts += guestapi.HostsBlock(setup.Hosts)
 	if len(setup.Env) > 0 {
-		env := make(map[string]string, len(gc.Env)+len(setup.Env))
-		for k, v := range gc.Env {
-			env[k] = v
-		}
-		for k, v := range setup.Env {
-			env[k] = v
-		}
-		gc.Env = env
+		gc.Env = merged(gc.Env, setup.Env)
 	}
 	if len(setup.Files) > 0 {
-		files := make(map[string]string, len(gc.ExtraFiles)+len(setup.Files))
-		for k, v := range gc.ExtraFiles {
-			files[k] = v
-		}
-		for k, v := range setup.Files {
-			files[k] = v
-		}
-		gc.ExtraFiles = files
+		gc.ExtraFiles = merged(gc.ExtraFiles, setup.Files)
 	}
+}
+
+// merged is a new map of base's entries and over's, over's winning.
+func merged(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
 }

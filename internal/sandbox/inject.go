@@ -82,17 +82,13 @@ func injectHosts(rules []wire.InjectRule) []string {
 // a caller's (no Scope): ok is false for an unknown sandbox or a warm-pool
 // member nobody owns yet. A policy change is seen once it has returned.
 func (m *Manager) InjectRules(id string) (tenant string, rules []secret.Rule, ok bool) {
-	b := m.lookup(id)
-	if b == nil {
+	tenant, ok = m.peekRunning(id, func(sb *Sandbox) {
+		if n := sb.Spec.Network; n != nil {
+			rules = SecretRules(n.Inject)
+		}
+	})
+	if !ok {
 		return "", nil, false
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.gone || b.sb.Tenant == "" || b.sb.State != StateRunning {
-		return "", nil, false
-	}
-	if n := b.sb.Spec.Network; n != nil {
-		rules = SecretRules(n.Inject)
-	}
-	return b.sb.Tenant, rules, true
+	return tenant, rules, true
 }

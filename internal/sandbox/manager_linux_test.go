@@ -180,3 +180,34 @@ func TestLifeStartsWhenRunning(t *testing.T) {
 		t.Fatalf("the recorded expiry differs: %v %v (want %v)", got.ExpiresAt, err, sb.ExpiresAt)
 	}
 }
+
+// TestServerLookups: the server's own lookups (PortLabels, InjectRules)
+// answer for a running sandbox only, with its tenant and a copy of what
+// they read.
+func TestServerLookups(t *testing.T) {
+	e := testenv.New(t, testenv.Options{})
+	ctx := context.Background()
+	sb := e.Create(sandbox.Spec{Labels: map[string]string{"port-mode": "public"}})
+	tenant, labels, ok := e.Manager.PortLabels(sb.ID)
+	if !ok || tenant != e.Scope.Tenant || labels["port-mode"] != "public" {
+		t.Fatalf("PortLabels = %q %v %v", tenant, labels, ok)
+	}
+	labels["port-mode"] = "changed"
+	if _, again, _ := e.Manager.PortLabels(sb.ID); again["port-mode"] != "public" {
+		t.Fatal("PortLabels handed out the sandbox's own map")
+	}
+	if tenant, rules, ok := e.Manager.InjectRules(sb.ID); !ok || tenant != e.Scope.Tenant || len(rules) != 0 {
+		t.Fatalf("InjectRules = %q %v %v", tenant, rules, ok)
+	}
+	if err := e.Manager.Delete(ctx, e.Scope, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{sb.ID, "sb-nope", "../x"} {
+		if _, _, ok := e.Manager.PortLabels(id); ok {
+			t.Errorf("PortLabels(%q) answers", id)
+		}
+		if _, _, ok := e.Manager.InjectRules(id); ok {
+			t.Errorf("InjectRules(%q) answers", id)
+		}
+	}
+}

@@ -118,14 +118,7 @@ func (a *Admission) AdmitSecrets(ctx context.Context, tenant string, names []str
 	if len(names) == 0 {
 		return nil
 	}
-	t, err := a.tenant(ctx, tenant)
-	if err != nil {
-		return err
-	}
-	if t.Quotas.DenySecrets {
-		return errs.New(errs.CodeForbidden, "tenant %s: secrets are not allowed (deny_secrets quota)", t.Name)
-	}
-	return nil
+	return a.refuseIf(ctx, tenant, func(q Quotas) bool { return q.DenySecrets }, "secrets are not allowed (deny_secrets quota)")
 }
 
 // AdmitExposedPorts reports whether tenant may expose the given sandbox
@@ -135,12 +128,18 @@ func (a *Admission) AdmitExposedPorts(ctx context.Context, tenant string, ports 
 	if len(ports) == 0 {
 		return nil
 	}
+	return a.refuseIf(ctx, tenant, func(q Quotas) bool { return q.DenyExposedPorts }, "exposed ports are not allowed (deny_exposed_ports quota)")
+}
+
+// refuseIf refuses (forbidden, saying why) when tenant's quotas deny
+// something, or when tenant does not exist.
+func (a *Admission) refuseIf(ctx context.Context, tenant string, denied func(Quotas) bool, why string) error {
 	t, err := a.tenant(ctx, tenant)
 	if err != nil {
 		return err
 	}
-	if t.Quotas.DenyExposedPorts {
-		return errs.New(errs.CodeForbidden, "tenant %s: exposed ports are not allowed (deny_exposed_ports quota)", t.Name)
+	if denied(t.Quotas) {
+		return errs.New(errs.CodeForbidden, "tenant %s: %s", t.Name, why)
 	}
 	return nil
 }

@@ -8,12 +8,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errs"
 	"github.com/paddockhq/paddock/internal/guest/user"
 	"github.com/paddockhq/paddock/internal/guestapi"
+	"github.com/paddockhq/paddock/internal/textcut"
 )
 
 // Line-range reads: the guest reads the file, so only the lines asked
@@ -95,19 +94,19 @@ func readLines(r io.Reader, start, end, limit int) (guestapi.LinesResult, error)
 				return guestapi.LinesResult{Start: start, End: start - 1, Binary: true}, nil
 			}
 			if size > len(line) {
-				line = append(trimPartialEnd(line), guestapi.LineCutMarker...)
+				line = append(textcut.TrimPartialEnd(line), guestapi.LineCutMarker...)
 				out.Truncated = true
 			}
 			// Made valid before it is counted: a replacement character is
 			// three bytes where the invalid one was one.
-			line = []byte(validText(string(line)))
+			line = []byte(textcut.Valid(string(line)))
 			switch room := limit - content.Len(); {
 			case len(line) <= room:
 				content.Write(line)
 				out.End = n
 			case content.Len() == 0:
 				// One line over the whole budget: what fits of it.
-				content.Write(trimPartialEnd(line[:room]))
+				content.Write(textcut.TrimPartialEnd(line[:room]))
 				out.End, out.Truncated, storing = n, true, false
 			default:
 				out.Truncated, storing = true, false
@@ -128,7 +127,7 @@ func readLines(r io.Reader, start, end, limit int) (guestapi.LinesResult, error)
 			break // too long to count: Total stays unknown
 		}
 	}
-	out.Content = validText(content.String())
+	out.Content = textcut.Valid(content.String())
 	return out, nil
 }
 
@@ -148,28 +147,4 @@ func nextLine(br *bufio.Reader, max int) ([]byte, int, error) {
 		}
 		return line, size, err
 	}
-}
-
-func validText(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// trimPartialEnd drops an incomplete UTF-8 sequence cut at the end of b.
-func trimPartialEnd(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		c := b[len(b)-i]
-		if c < utf8.RuneSelf {
-			return b
-		}
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			return b
-		}
-	}
-	return b
 }

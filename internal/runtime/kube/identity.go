@@ -115,12 +115,7 @@ func newCA() (certPEM, keyPEM []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), nil
+	return encodePair(der, key)
 }
 
 // issue signs a leaf for cn (and dns names) usable for one purpose only:
@@ -140,12 +135,7 @@ func (id *identity) issue(cn string, dns []string, use x509.ExtKeyUsage, life ti
 	if err != nil {
 		return nil, nil, err
 	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), nil
+	return encodePair(der, key)
 }
 
 // guestCert issues sandbox id's server certificate.
@@ -166,4 +156,14 @@ func (id *identity) clientTLS(sandbox string) *tls.Config {
 func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
 	return n.Add(n, big.NewInt(1))
+}
+
+// encodePair is a certificate (DER) and its key as PEM.
+func encodePair(der []byte, key *ecdsa.PrivateKey) (certPEM, keyPEM []byte, err error) {
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), nil
 }

@@ -335,15 +335,44 @@ func attachLowers(pid int, lowers []string, stage func(int) string, dirs []strin
 			return nil, fmt.Errorf("id-map: %w", err)
 		}
 	}
-	mntns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	var out []int
+	err = inMountNS(pid, func() error {
+		if err := moveTrees(trees, stage, func(i int, err error) error { return fmt.Errorf("attach layer %d: %w", i, err) }); err != nil {
+			return err
+		}
+		if tmpfsOpts != "" {
+			if err := mountTmpfs(tmpfsAt, tmpfsOpts); err != nil {
+				return fmt.Errorf("writable layer: %w", err)
+			}
+		}
+		for _, d := range dirs {
+			fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("open %s in the sandbox's namespace: %w", filepath.Base(d), err)
+			}
+			out = append(out, fd)
+		}
+		return nil
+	})
 	if err != nil {
+		for _, fd := range out {
+			unix.Close(fd)
+		}
 		return nil, err
 	}
+	return out, nil
+}
+
+// inMountNS runs fn in the mount namespace of process pid. Joining another
+// mount namespace taints the thread, so fn runs on a locked thread that
+// the Go runtime discards when its goroutine ends.
+func inMountNS(pid int, fn func() error) error {
+	mntns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
 	defer unix.Close(mntns)
-	// Joining another mount namespace taints the thread, so do it on a
-	// locked thread that the Go runtime discards when the goroutine ends.
 	done := make(chan error, 1)
-	var out []int
 	go func() {
 		goruntime.LockOSThread()
 		if err := unix.Unshare(unix.CLONE_FS); err != nil {
@@ -354,35 +383,20 @@ func attachLowers(pid int, lowers []string, stage func(int) string, dirs []strin
 			done <- fmt.Errorf("join mount namespace: %w", err)
 			return
 		}
-		for i, fd := range trees {
-			if err := unix.MoveMount(fd, "", unix.AT_FDCWD, stage(i), unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-				done <- fmt.Errorf("attach layer %d: %w", i, err)
-				return
-			}
-		}
-		if tmpfsOpts != "" {
-			if err := mountTmpfs(tmpfsAt, tmpfsOpts); err != nil {
-				done <- fmt.Errorf("writable layer: %w", err)
-				return
-			}
-		}
-		for _, d := range dirs {
-			fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				done <- fmt.Errorf("open %s in the sandbox's namespace: %w", filepath.Base(d), err)
-				return
-			}
-			out = append(out, fd)
-		}
-		done <- nil
+		done <- fn()
 	}()
-	if err := <-done; err != nil {
-		for _, fd := range out {
-			unix.Close(fd)
+	return <-done
+}
+
+// moveTrees attaches detached mount trees (open_tree clones) at
+// stage(i); fail words the error of tree i.
+func moveTrees(trees []int, stage func(int) string, fail func(i int, err error) error) error {
+	for i, fd := range trees {
+		if err := unix.MoveMount(fd, "", unix.AT_FDCWD, stage(i), unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fail(i, err)
 		}
-		return nil, err
 	}
-	return out, nil
+	return nil
 }
 
 // mountTmpfs mounts a tmpfs with opts ("k=v,...") at target, with the new

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 
@@ -83,31 +82,8 @@ func (b *Backend) stageVolumes(inst *instance, gc *guestapi.Config) error {
 		stages = append(stages, stage)
 		gc.Volumes = append(gc.Volumes, guestapi.Volume{Path: v.Path, Stage: "vol/" + strconv.Itoa(i)})
 	}
-	mntns, err := unix.Open("/proc/"+strconv.Itoa(inst.pid)+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(mntns)
-	done := make(chan error, 1)
-	go func() {
-		// Joining another mount namespace taints the thread: it is locked
-		// and discarded when the goroutine ends.
-		goruntime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			done <- fmt.Errorf("unshare fs: %w", err)
-			return
-		}
-		if err := unix.Setns(mntns, unix.CLONE_NEWNS); err != nil {
-			done <- fmt.Errorf("join mount namespace: %w", err)
-			return
-		}
-		for i, fd := range trees {
-			if err := unix.MoveMount(fd, "", unix.AT_FDCWD, stages[i], unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-				done <- fmt.Errorf("volume %s: attach: %w", inst.vols[i].Name, err)
-				return
-			}
-		}
-		done <- nil
-	}()
-	return <-done
+	return inMountNS(inst.pid, func() error {
+		return moveTrees(trees, func(i int) string { return stages[i] },
+			func(i int, err error) error { return fmt.Errorf("volume %s: attach: %w", inst.vols[i].Name, err) })
+	})
 }
