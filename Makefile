@@ -53,17 +53,17 @@ test: deps guest
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	PADDOCK_HOSTILE_RUNTIME=gvisor $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '$(HOSTILE_GVISOR_CASES)' -skip '$(HOSTILE_GVISOR_SKIP)' ./test/hostile/
 
 # The kube runtime's cluster tests (docs/kubernetes.md): the Kubernetes
 # binaries, then a real single-node cluster. Opt-in: see kubetest.Get.
 test-kube: deps-kube guest
 	PADDOCK_KUBE_TESTS=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/runtime/kube/...
 
-# The whole hostile suite with every sandbox on gVisor, the control-plane
-# cases included (make test runs the runtime-dependent ones: above).
+# The runtime-dependent hostile cases on gVisor (HOSTILE_GVISOR_CASES):
+# kept out of make test until a clean CI-kind run shows it fits the
+# 45-minute budget (about 30 minutes on a loaded machine).
 test-hostile-gvisor: deps guest
-	PADDOCK_HOSTILE_RUNTIME=gvisor $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./test/hostile/
+	PADDOCK_HOSTILE_RUNTIME=gvisor $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '$(HOSTILE_GVISOR_CASES)' -skip '$(HOSTILE_GVISOR_SKIP)' ./test/hostile/
 
 test-short: guest
 	$(GO) test -count=1 -short ./...

@@ -44,7 +44,8 @@ func (w *StatusWriter) Code() string {
 // WriteHeader records and sends code. The first final status is the one
 // the client gets (net/http drops later ones), so it is the one kept.
 func (w *StatusWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 {
+	// 101 is final too: a WebSocket upgrade's answer, then the hijack.
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -147,7 +147,9 @@ func TestFaultKill9UnderLoad(t *testing.T) {
 			veths++
 		}
 	}
-	if veths != networked || len(held) < n {
+	// At least one veth per networked sandbox: the backend also keeps a
+	// few made ahead (docs/network.md, "Made ahead").
+	if veths < networked || len(held) < n {
 		t.Fatalf("positive control: the leak check sees %d items (%d veths for %d networked sandboxes)", len(held), veths, networked)
 	}
 	var ok, failed atomic.Int64
