@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/harden"
 )
 
 // rootfs says what runsc's gofer serves: the template's trees, read-only
@@ -236,7 +238,7 @@ func newNetNS() (*netNS, error) {
 		// runsc hands gVisor's netstack the namespace's interfaces as they
 		// are: with lo down the sandbox has no loopback at all, and its
 		// 127.0.0.1 traffic follows the default route out of the veth.
-		if err := loopbackUp(); err != nil {
+		if err := harden.LoopbackUp(); err != nil {
 			ch <- res{err: fmt.Errorf("loopback: %w", err)}
 			return
 		}
@@ -250,24 +252,6 @@ func newNetNS() (*netNS, error) {
 	n.Tid = r.tid
 	n.Path = "/proc/" + strconv.Itoa(os.Getpid()) + "/task/" + strconv.Itoa(r.tid) + "/ns/net"
 	return n, nil
-}
-
-// loopbackUp brings up lo in the calling thread's network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 func (n *netNS) Release() {
